@@ -1,0 +1,58 @@
+// swift-tools-version:6.0
+
+import PackageDescription
+
+let package = Package(
+    name: "AuthSessionKit",
+    platforms: [
+        .iOS(.v14),
+        .macOS(.v10_15),
+        .macCatalyst(.v14),
+    ],
+    products: [
+        .library(name: "AuthSessionInterface", targets: ["AuthSessionInterface"]),
+        .library(name: "AuthSession", targets: ["AuthSession"]),
+        .library(name: "AuthSessionMocks", targets: ["AuthSessionMocks"]),
+    ],
+    targets: [
+        // MARK: Contract
+
+        .target(
+            name: "AuthSessionInterface"
+        ),
+        .testTarget(
+            name: "AuthSessionInterfaceTests",
+            dependencies: ["AuthSessionInterface"]
+        ),
+
+        // MARK: Engine
+
+        .target(
+            name: "AuthSession",
+            dependencies: ["AuthSessionInterface"]
+        ),
+        .testTarget(
+            name: "AuthSessionTests",
+            dependencies: ["AuthSession", "AuthSessionInterface", "AuthSessionMocks"]
+        ),
+
+        // MARK: Test kit
+
+        .target(
+            name: "AuthSessionMocks",
+            dependencies: ["AuthSession", "AuthSessionInterface"]
+        ),
+        .testTarget(
+            name: "AuthSessionMocksTests",
+            dependencies: ["AuthSessionMocks", "AuthSession", "AuthSessionInterface"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+for target in package.targets where target.type != .plugin {
+    var settings = target.swiftSettings ?? []
+    // Spell out `any` for every existential (SE-0335), as the Swift 7 language mode will require.
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,32 @@
+/// A fact about the session that a provider reports to its handle.
+///
+/// Providers publish these through the ``AuthSessionEventProxy`` they receive in
+/// ``AuthSessionProviderProtocol/initializeSessionProvider(for:)``. The handle maps each one to a
+/// status transition and to delegate callbacks.
+///
+/// - Note: Publish ``sessionFetched(isInitialFetch:)`` with `true` exactly once, for the fetch
+///   made at launch; that one fetch runs the full local validation, including the biometric gate.
+public enum AuthSessionEvent: Sendable {
+
+    /// A fetch or refresh of the session has started.
+    case fetchingSession
+
+    /// A fetch finished; the provider's ``AuthSessionProviderProtocol/session`` holds the result
+    /// (possibly `nil`). `isInitialFetch` is `true` only for the launch-time fetch.
+    case sessionFetched(isInitialFetch: Bool)
+
+    /// A fetch failed. The provider's current session, if any, is kept and re-evaluated.
+    case sessionFetchFailed(any Error)
+
+    /// The user just signed in interactively.
+    case sessionSignIn
+
+    /// The user is signed out; `error` is `nil` for a voluntary sign-out.
+    case sessionSignedOut(error: (any Error)?)
+
+    /// The session or its user changed without a change of status, for example a profile edit.
+    case sessionUpdated((any AuthSessionProtocol)?)
+
+    /// An error that observers should hear about, outside any transition.
+    case unexpectedError(AuthSessionError)
+}

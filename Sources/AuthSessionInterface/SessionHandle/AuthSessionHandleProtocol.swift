@@ -1,0 +1,57 @@
+/// The owner of a session and its provider, observed by many delegates.
+///
+/// The engine's `AuthSessionHandle` is the implementation; feature modules depend on this
+/// protocol so they can be handed a fake in tests.
+public protocol AuthSessionHandleProtocol: AnyObject, DelegateMultiCasting
+where Delegate == any AuthSessionDelegate {
+
+    /// The provider type the handle drives.
+    associatedtype AuthSessionProvider: AuthSessionProviderProtocol
+
+    /// The status type the handle reports.
+    associatedtype SessionStatus: AuthSessionStatusProtocol
+
+    /// The provider that owns the session data.
+    var sessionProvider: AuthSessionProvider { get }
+
+    /// The provider's current session, or `nil`.
+    var session: AuthSessionProvider.AuthSession? { get }
+
+    /// The current status of the session.
+    var sessionStatus: SessionStatus { get }
+
+    /// Whether a biometric prompt is on screen now.
+    var isBiometricAuthenticationInProcess: Bool { get }
+
+    /// Whether automatic validation is paused until the user asks for it: `true` after a failed
+    /// biometric prompt whose provider kept the session. Call ``requestManualAuthentication()``
+    /// to resume.
+    var isManualAuthenticationRequired: Bool { get }
+
+    /// Creates a handle that drives `sessionProvider`.
+    ///
+    /// - Parameter sessionProvider: The provider that owns the session data.
+    init(sessionProvider: AuthSessionProvider)
+
+    /// Resumes validation (and the biometric prompt) after a biometric failure kept the session.
+    ///
+    /// Does nothing unless ``isManualAuthenticationRequired`` is `true`, so it is always safe to
+    /// call, for example from a "Try again" button.
+    func requestManualAuthentication()
+}
+
+extension AuthSessionHandleProtocol {
+
+    /// Whether biometric authentication is on; the provider's
+    /// ``AuthSessionProviderProtocol/isBioMetricAuthenticationEnabled``.
+    public var isBioMetricAuthenticationEnabled: Bool {
+        sessionProvider.isBioMetricAuthenticationEnabled
+    }
+
+    /// Turns biometric authentication on or off through the provider.
+    ///
+    /// - Parameter isEnabled: `true` to gate the session behind a biometric prompt.
+    public func setBioMetricAuthentication(_ isEnabled: Bool) {
+        sessionProvider.setBioMetricAuthentication(isEnabled)
+    }
+}
