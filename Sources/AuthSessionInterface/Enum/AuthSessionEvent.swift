@@ -30,3 +30,27 @@ public enum AuthSessionEvent: Sendable {
     /// An error that observers should hear about, outside any transition.
     case unexpectedError(AuthSessionError)
 }
+
+extension AuthSessionEvent: CustomStringConvertible {
+
+    /// A short, token-free summary such as `sessionFetched(initial)`; a session's contents are
+    /// never printed.
+    public var description: String {
+        switch self {
+        case .fetchingSession:
+            "fetchingSession"
+        case .sessionFetched(let isInitialFetch):
+            "sessionFetched(\(isInitialFetch ? "initial" : "refresh"))"
+        case .sessionFetchFailed(let error):
+            "sessionFetchFailed(\(ErrorSummary.describe(error)))"
+        case .sessionSignIn:
+            "sessionSignIn"
+        case .sessionSignedOut(let error):
+            "sessionSignedOut(\(error.map(ErrorSummary.describe) ?? "nil"))"
+        case .sessionUpdated(let session):
+            session == nil ? "sessionUpdated(nil)" : "sessionUpdated(session)"
+        case .unexpectedError(let error):
+            "unexpectedError(\(error))"
+        }
+    }
+}

@@ -29,3 +29,25 @@ public enum AuthSessionDelegateEvent: Sendable {
     /// The session or its user changed without a change of status.
     case userUpdate
 }
+
+extension AuthSessionDelegateEvent: CustomStringConvertible {
+
+    /// A short, token-free summary such as `statusChanged(syncing → signedIn)` or
+    /// `logout(AuthSessionError.sessionExpired: …)`.
+    public var description: String {
+        switch self {
+        case .sessionFetch(let isInitial):
+            "sessionFetch(\(isInitial ? "initial" : "refresh"))"
+        case .login:
+            "login"
+        case .logout(let error):
+            "logout(\(error.map(ErrorSummary.describe) ?? "nil"))"
+        case .sessionStatusChanged(let oldValue, let newValue):
+            "statusChanged(\(oldValue) → \(newValue))"
+        case .failure(let error):
+            "failure(\(error))"
+        case .userUpdate:
+            "userUpdate"
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import AuthSessionInterface
+import Dispatch
+
+extension AuthSessionHandle {
+
+    /// Subscribes `delegate` to every future callback, delivered asynchronously on `queue`.
+    ///
+    /// The delegate is held weakly and never needs to unsubscribe. Subscribing it again keeps one
+    /// subscription and moves it to the new queue. On a serial queue the callbacks arrive in the
+    /// order of the changes; status changes form a chain.
+    ///
+    /// - Parameters:
+    ///   - delegate: The observer.
+    ///   - queue: Where its callbacks run, for example `.main`.
+    public func subscribeDelegate(_ delegate: any AuthSessionDelegate, receive queue: DispatchQueue) {
+        let subscription = Subscription(delegate: delegate)
+        state.withLock { $0.subscribers.subscribe(subscription, queue: queue) }
+    }
+
+    /// Stops callbacks to `delegate`, including those already enqueued; does nothing if it is not
+    /// subscribed.
+    ///
+    /// - Parameter delegate: The observer to remove.
+    public func unsubscribeDelegate(_ delegate: any AuthSessionDelegate) {
+        let id = Subscription.ID(object: ObjectIdentifier(delegate), kind: .delegate)
+        state.withLock { $0.subscribers.unsubscribe(id) }
+    }
+
+    /// Subscribes a private listener: `publisher` receives every delegate callback as an
+    /// ``AuthSessionInterface/AuthSessionDelegateEvent``, asynchronously on `queue`, in the same
+    /// order delegates see them.
+    ///
+    /// Held weakly, like a delegate. Pair it with ``SessionDelegateEventProxy`` to react on the
+    /// main actor through a closure without exposing delegate methods.
+    ///
+    /// - Parameters:
+    ///   - publisher: The listener.
+    ///   - queue: Where `publish(_:for:)` is called; the main queue unless you say otherwise.
+    public func subscribeEventPublisher(
+        _ publisher: any AuthSessionDelegateEventPublisher,
+        receive queue: DispatchQueue = .main
+    ) {
+        let subscription = Subscription(publisher: publisher)
+        state.withLock { $0.subscribers.subscribe(subscription, queue: queue) }
+    }
+
+    /// Stops events to `publisher`, including those already enqueued; does nothing if it is not
+    /// subscribed.
+    ///
+    /// - Parameter publisher: The listener to remove.
+    public func unsubscribeEventPublisher(_ publisher: any AuthSessionDelegateEventPublisher) {
+        let id = Subscription.ID(object: ObjectIdentifier(publisher), kind: .publisher)
+        state.withLock { $0.subscribers.unsubscribe(id) }
+    }
+
+    /// The number of live subscriptions (delegates and publishers).
+    var subscriberCount: Int {
+        state.withLock { state in
+            state.subscribers.removeDeallocated()
+            return state.subscribers.entries.count
+        }
+    }
+
+    /// Enqueues the notifications among `actions` for every subscriber and returns the rest.
+    ///
+    /// Called with the lock held: enqueuing is not a call-out, and doing it here is what keeps
+    /// every subscriber's view of the status a chain.
+    func dispatch(
+        _ actions: [SessionAction],
+        session: AuthSessionProvider.AuthSession?,
+        to subscribers: SubscriberRegistry
+    ) -> [SessionAction] {
+        var notifications: [SessionNotification] = []
+        var effects: [SessionAction] = []
+        for action in actions {
+            if case .notify(let notification) = action {
+                notifications.append(notification)
+            } else {
+                effects.append(action)
+            }
+        }
+        guard !notifications.isEmpty, !subscribers.entries.isEmpty else { return effects }
+
+        let delivery = NotificationDelivery(notifications: notifications, session: session) { [weak self] in self }
+        for entry in subscribers.entries {
+            let subscription = entry.subscription
+            entry.queue.async { [weak self] in
+                if let target = subscription.target {
+                    delivery.deliver(to: target)
+                } else {
+                    self?.state.withLock { $0.subscribers.remove(subscription) }
+                }
+            }
+        }
+        return effects
+    }
+
+    /// Performs an action that calls out of the handle; never called with the lock held.
+    func perform(_ effect: SessionAction) {
+        switch effect {
+        case .notify:
+            preconditionFailure("notifications are enqueued under the lock")
+        case .presentBiometricPrompt(let id):
+            presentBiometricPrompt(id)
+        case .signOut(let reason):
+            signOut(reason)
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import AuthSessionInterface
+
+/// The notifications of one step, ready to hand to any subscriber on its queue.
+struct NotificationDelivery: Sendable {
+
+    let notifications: [SessionNotification]
+    /// The provider's session when the step ran.
+    let session: (any AuthSessionProtocol)?
+    /// The handle, if it still exists when the delivery runs.
+    let handle: @Sendable () -> (any AuthSessionHandleProtocol)?
+
+    /// Calls `target` once per notification, in order.
+    func deliver(to target: Subscription.Target) {
+        let handle = handle()
+        switch target {
+        case .delegate(let delegate):
+            for notification in notifications {
+                notification.deliver(to: delegate, handle: handle, session: session)
+            }
+        case .publisher(let publisher):
+            for notification in notifications {
+                publisher.publish(notification.delegateEvent, for: handle)
+            }
+        }
+    }
+}
+
+extension SessionNotification {
+
+    /// The notification as an outbound ``AuthSessionInterface/AuthSessionDelegateEvent``.
+    var delegateEvent: AuthSessionDelegateEvent {
+        switch self {
+        case .statusChanged(let oldStatus, let newStatus):
+            .sessionStatusChanged(oldValue: oldStatus, newValue: newStatus)
+        case .fetchCompleted(let isInitialFetch): .sessionFetch(isInitial: isInitialFetch)
+        case .login: .login
+        case .logout(let error): .logout(error: error)
+        case .userUpdated: .userUpdate
+        case .failure(let error): .failure(error: error)
+        }
+    }
+
+    /// Calls the matching ``AuthSessionInterface/AuthSessionDelegate`` method.
+    func deliver(
+        to delegate: any AuthSessionDelegate,
+        handle: (any AuthSessionHandleProtocol)?,
+        session: (any AuthSessionProtocol)?
+    ) {
+        switch self {
+        case .statusChanged(let oldStatus, let newStatus):
+            delegate.authentication(handle, didUpdateStatus: newStatus, from: oldStatus, for: session)
+        case .fetchCompleted(let isInitialFetch):
+            delegate.authentication(handle, didCompleteFetchWith: session, isInitialFetch: isInitialFetch)
+        case .login:
+            delegate.authentication(handle, didLoginWith: session?.user, for: session)
+        case .logout(let error):
+            delegate.authentication(handle, didLogoutWith: error)
+        case .userUpdated(let updatedSession):
+            delegate.authentication(handle, didUpdate: updatedSession?.user, for: updatedSession)
+        case .failure(let error):
+            delegate.authentication(handle, didFailWith: error, for: session)
+        }
+    }
+}

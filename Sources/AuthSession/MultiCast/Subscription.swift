@@ -1,0 +1,105 @@
+import AuthSessionInterface
+import Dispatch
+
+/// One subscriber of a handle, held weakly; cancelled when it unsubscribes.
+///
+/// A delivery already enqueued on the subscriber's queue resolves the subscription when it runs,
+/// so nothing reaches a subscriber after it unsubscribed or was deallocated.
+///
+/// All operations are thread-safe.
+final class Subscription: Sendable {
+
+    /// What a subscription can point at.
+    enum Kind: Hashable, Sendable {
+        case delegate
+        case publisher
+    }
+
+    /// A subscriber that is still alive.
+    enum Target {
+        case delegate(any AuthSessionDelegate)
+        case publisher(any AuthSessionDelegateEventPublisher)
+    }
+
+    private struct WeakTarget: Sendable {
+        weak var delegate: (any AuthSessionDelegate)?
+        weak var publisher: (any AuthSessionDelegateEventPublisher)?
+
+        var target: Target? {
+            if let delegate { return .delegate(delegate) }
+            if let publisher { return .publisher(publisher) }
+            return nil
+        }
+    }
+
+    /// The subscriber's identity: its object and what it subscribed as.
+    struct ID: Hashable, Sendable {
+        let object: ObjectIdentifier
+        let kind: Kind
+    }
+
+    let id: ID
+    /// `nil` once cancelled.
+    private let weakTarget: ConcurrencySafeContainer<WeakTarget?>
+
+    init(delegate: any AuthSessionDelegate) {
+        id = ID(object: ObjectIdentifier(delegate), kind: .delegate)
+        weakTarget = ConcurrencySafeContainer(WeakTarget(delegate: delegate))
+    }
+
+    init(publisher: any AuthSessionDelegateEventPublisher) {
+        id = ID(object: ObjectIdentifier(publisher), kind: .publisher)
+        weakTarget = ConcurrencySafeContainer(WeakTarget(publisher: publisher))
+    }
+
+    /// The subscriber, or `nil` if it unsubscribed or was deallocated.
+    var target: Target? {
+        weakTarget.withLock { $0?.target }
+    }
+
+    /// Stops all deliveries, including those already enqueued.
+    func cancel() {
+        weakTarget.withLock { $0 = nil }
+    }
+}
+
+/// The subscribers of one handle, in subscription order.
+///
+/// Not thread-safe: lives in the handle's locked state.
+struct SubscriberRegistry {
+
+    struct Entry {
+        let subscription: Subscription
+        var queue: DispatchQueue
+    }
+
+    private(set) var entries: [Entry] = []
+
+    /// Adds `subscription` on `queue`; a subscriber already present keeps its place and
+    /// moves to `queue`.
+    mutating func subscribe(_ subscription: Subscription, queue: DispatchQueue) {
+        removeDeallocated()
+        if let index = entries.firstIndex(where: { $0.subscription.id == subscription.id }) {
+            entries[index].queue = queue
+        } else {
+            entries.append(Entry(subscription: subscription, queue: queue))
+        }
+    }
+
+    /// Removes and cancels the subscriber with `id`, if present.
+    mutating func unsubscribe(_ id: Subscription.ID) {
+        removeDeallocated()
+        guard let index = entries.firstIndex(where: { $0.subscription.id == id }) else { return }
+        entries.remove(at: index).subscription.cancel()
+    }
+
+    /// Removes `subscription` (found dead by a delivery).
+    mutating func remove(_ subscription: Subscription) {
+        entries.removeAll { $0.subscription === subscription }
+    }
+
+    /// Drops the entries whose subscriber was deallocated.
+    mutating func removeDeallocated() {
+        entries.removeAll { $0.subscription.target == nil }
+    }
+}

@@ -1,0 +1,275 @@
+import AuthSessionInterface
+import Foundation
+
+/// The decisions of an `AuthSessionHandle`, with no locks, clocks or I/O.
+///
+/// The machine owns every mutable scalar of a handle. Each input is a method that takes what it
+/// needs of the world (a ``SessionSnapshot`` read by the caller before the step) and returns the
+/// ``SessionAction``s to perform, in order. The handle runs one input per lock acquisition and
+/// performs the actions after releasing the lock.
+///
+/// The decision trees are those of the primary spec (event table, local validation, post-fetch
+/// evaluation, biometric failure policy, manual-authentication flag lifetime, first-activation
+/// deferral) with these rules on top:
+/// - at most one biometric prompt is on screen; a trigger while one is up presents nothing;
+/// - an outcome of a prompt that the session outlived (a sign-out or sign-in happened while it
+///   was up) changes nothing: a late success never resurrects `.signedIn`;
+/// - an activation or a manual-authentication request never leaves `.signedOut`; only provider
+///   fetch and sign-in events do;
+/// - the launch gate: until the launch validation ran (or a prompt was shown, or the user
+///   signed in), a fetch result that would sign the user in presents the biometric prompt
+///   instead when biometrics are required, so a failed or out-of-order launch fetch cannot skip
+///   Face ID;
+/// - only the first `sessionFetched(isInitialFetch: true)` runs the launch validation; a repeat
+///   is evaluated like a refresh, so a duplicated launch fetch cannot prompt twice;
+/// - when the handle decides the session must end (expired, or a biometric failure the provider
+///   signs out on), it moves to `.signedOut` at once and then asks the provider to sign out, so
+///   a slow, silent or failing provider cannot leave the user signed in or stuck loading.
+///
+/// Not thread-safe: the handle serialises access with its lock.
+struct SessionStateMachine {
+
+    /// Sessions expiring within this many seconds are signed out by local validation.
+    static let localValidationExpiryThreshold: TimeInterval = 180
+
+    /// A prompt on screen, and whether its outcome still matters.
+    struct BiometricPrompt: Hashable {
+        var id: BiometricPromptID
+        /// `false` once the session it gated ended or was replaced by a sign-in.
+        var isRelevant: Bool
+    }
+
+    /// What starts a local validation; activations and manual requests may not leave `.signedOut`.
+    enum ValidationTrigger {
+        case launchFetch
+        case activation
+        case manualRequest
+    }
+
+    private(set) var status: AuthSessionStatus = .syncing
+    /// `false` until the first `sessionFetched` or `sessionFetchFailed`: validation before that
+    /// would race the launch fetch and show a false `.signedOut`.
+    private(set) var isSessionReadyToValidate = false
+    /// First-activation deferral: the first activation (and the first after a prompt) only sets
+    /// this; later activations validate. Forced off while a prompt is on screen.
+    private(set) var allowsSessionValidationFromNotifications = false
+    /// Set when a biometric failure kept the session; pauses validation from activations.
+    private(set) var isManualAuthenticationRequired = false
+    /// `true` until the launch validation ran, a prompt was shown or the user signed in.
+    private(set) var isLaunchValidationPending = true
+    private(set) var biometricPrompt: BiometricPrompt?
+    private var lastPromptID = BiometricPromptID(rawValue: 0)
+
+    /// Whether a biometric prompt is on screen.
+    var isBiometricAuthenticationInProcess: Bool { biometricPrompt != nil }
+
+    // MARK: - Inputs
+
+    /// `fetchingSession`: a fetch or refresh started.
+    mutating func fetchingSession() -> [SessionAction] {
+        var actions: [SessionAction] = []
+        setStatus(.syncing, &actions)
+        return actions
+    }
+
+    /// `sessionFetched`: the first launch fetch runs the local validation; every other fetch
+    /// runs the post-fetch evaluation.
+    mutating func sessionFetched(isInitialFetch: Bool, snapshot: SessionSnapshot) -> [SessionAction] {
+        var actions: [SessionAction] = []
+        isSessionReadyToValidate = true
+        if isInitialFetch && isLaunchValidationPending {
+            isLaunchValidationPending = false
+            validateLocalSessionOrAuthenticateIfNeeded(snapshot, trigger: .launchFetch, &actions)
+        } else {
+            handleSessionStatusOnceFetched(snapshot, &actions)
+        }
+        actions.append(.notify(.fetchCompleted(isInitialFetch: isInitialFetch)))
+        return actions
+    }
+
+    /// `sessionFetchFailed`: the session the provider still has is re-evaluated, so a network
+    /// blip does not sign a user out.
+    mutating func sessionFetchFailed(_ error: any Error, snapshot: SessionSnapshot) -> [SessionAction] {
+        var actions: [SessionAction] = []
+        isSessionReadyToValidate = true
+        handleSessionStatusOnceFetched(snapshot, &actions)
+        actions.append(.notify(.failure(.sessionFetchFailed(error: error))))
+        return actions
+    }
+
+    /// `sessionSignIn`: the user authenticated interactively, which also settles the launch gate
+    /// and any pending manual authentication.
+    mutating func sessionSignIn() -> [SessionAction] {
+        var actions: [SessionAction] = []
+        isLaunchValidationPending = false
+        isManualAuthenticationRequired = false
+        biometricPrompt?.isRelevant = false
+        setStatus(.signedIn, &actions)
+        actions.append(.notify(.login))
+        return actions
+    }
+
+    /// `sessionSignedOut`: exactly one logout notification per event, even when already signed out.
+    mutating func sessionSignedOut(error: (any Error)?) -> [SessionAction] {
+        var actions: [SessionAction] = []
+        isManualAuthenticationRequired = false
+        setStatus(.signedOut, &actions)
+        actions.append(.notify(.logout(error: error)))
+        return actions
+    }
+
+    /// `sessionUpdated`: observers hear about it; the status does not change.
+    func sessionUpdated(_ session: (any AuthSessionProtocol)?) -> [SessionAction] {
+        [.notify(.userUpdated(session))]
+    }
+
+    /// `unexpectedError`: observers hear about it; the status does not change.
+    func unexpectedError(_ error: AuthSessionError) -> [SessionAction] {
+        [.notify(.failure(error))]
+    }
+
+    /// The app became active.
+    mutating func applicationDidBecomeActive(snapshot: SessionSnapshot) -> [SessionAction] {
+        var actions: [SessionAction] = []
+        if isBiometricAuthenticationInProcess {
+            // The prompt itself moves the app through inactive and active: never revalidate then.
+            allowsSessionValidationFromNotifications = false
+        } else if !allowsSessionValidationFromNotifications {
+            allowsSessionValidationFromNotifications = true
+        } else if !isManualAuthenticationRequired {
+            validateLocalSessionOrAuthenticateIfNeeded(snapshot, trigger: .activation, &actions)
+        }
+        return actions
+    }
+
+    /// The UI asked to resume validation after a biometric failure that kept the session.
+    mutating func requestManualAuthentication(snapshot: SessionSnapshot) -> [SessionAction] {
+        guard isManualAuthenticationRequired else { return [] }
+        isManualAuthenticationRequired = false
+        var actions: [SessionAction] = []
+        validateLocalSessionOrAuthenticateIfNeeded(snapshot, trigger: .manualRequest, &actions)
+        return actions
+    }
+
+    /// The biometric prompt `id` finished.
+    ///
+    /// - Parameter allowsSigningOut: The provider's policy answer for the failure, if it failed.
+    mutating func biometricPromptCompleted(
+        _ id: BiometricPromptID,
+        result: Result<Void, BiometricAuthenticationError>,
+        allowsSigningOut: Bool
+    ) -> [SessionAction] {
+        guard let prompt = biometricPrompt, prompt.id == id else { return [] }
+        biometricPrompt = nil
+        guard prompt.isRelevant else { return [] }
+        var actions: [SessionAction] = []
+        switch result {
+        case .success:
+            setStatus(.signedIn, &actions)
+        case .failure(let error) where allowsSigningOut:
+            signOut(.biometricFailure(error), &actions)
+        case .failure(let error):
+            isManualAuthenticationRequired = true
+            setStatus(.signedIn, &actions)
+            actions.append(.notify(.failure(.biometricAuthFailure(error: error))))
+        }
+        return actions
+    }
+
+    /// The provider's `signout(with:)` threw. The status stays `.signedOut`.
+    func signOutFailed(_ error: any Error) -> [SessionAction] {
+        [.notify(.failure(.signingOutFailure(error: error)))]
+    }
+
+    // MARK: - Transitions shared by the decision trees
+
+    /// Moves to `newStatus` (if it differs) and applies the flag lifetimes tied to transitions.
+    mutating func setStatus(_ newStatus: AuthSessionStatus, _ actions: inout [SessionAction]) {
+        guard newStatus != status else { return }
+        let oldStatus = status
+        status = newStatus
+        if oldStatus == .validating || newStatus == .signedOut {
+            isManualAuthenticationRequired = false
+        }
+        if newStatus == .signedOut {
+            biometricPrompt?.isRelevant = false
+        }
+        actions.append(.notify(.statusChanged(from: oldStatus, to: newStatus)))
+    }
+
+    /// Ends the session now and asks the provider to sign out.
+    mutating func signOut(_ reason: SignOutReason, _ actions: inout [SessionAction]) {
+        setStatus(.signedOut, &actions)
+        actions.append(.signOut(reason))
+    }
+
+    /// Puts a biometric prompt on screen.
+    mutating func presentBiometricPrompt(_ actions: inout [SessionAction]) {
+        lastPromptID = BiometricPromptID(rawValue: lastPromptID.rawValue + 1)
+        biometricPrompt = BiometricPrompt(id: lastPromptID, isRelevant: true)
+        isLaunchValidationPending = false
+        isManualAuthenticationRequired = false
+        allowsSessionValidationFromNotifications = false
+        setStatus(.biometricAuthentication, &actions)
+        actions.append(.presentBiometricPrompt(lastPromptID))
+    }
+}
+
+/// Identifies one biometric prompt, so that a late outcome can be told from the current one.
+struct BiometricPromptID: Hashable, Sendable, CustomStringConvertible {
+    let rawValue: UInt64
+
+    var description: String { "#\(rawValue)" }
+}
+
+/// What the world looked like when an input arrived, read outside the lock.
+struct SessionSnapshot: Hashable, Sendable {
+
+    /// The expiry of the provider's session.
+    struct Expiry: Hashable, Sendable {
+        /// Seconds left, never negative (`AuthSessionProtocol.expiresIn(at:)`).
+        var expiresIn: TimeInterval
+        /// Within the 120 s buffer (`AuthSessionProtocol.isSessionExpired(at:)`).
+        var isSessionExpired: Bool
+    }
+
+    /// The session's expiry, or `nil` when the provider has no session.
+    var session: Expiry?
+    var allowsLocalSessionValidation: Bool
+    var isSessionAutoRefreshEnabled: Bool
+    var canPerformAuthentication: Bool
+}
+
+/// Why the handle asks the provider to sign out.
+enum SignOutReason: Hashable, Sendable {
+    case sessionExpired
+    case biometricFailure(BiometricAuthenticationError)
+
+    /// The error handed to `AuthSessionProviderProtocol.signout(with:)` and to observers.
+    var error: any Error {
+        switch self {
+        case .sessionExpired: AuthSessionError.sessionExpired
+        case .biometricFailure(let error): error
+        }
+    }
+}
+
+/// Something the handle must do after a step, outside its lock.
+enum SessionAction: Sendable {
+    /// Tell every observer.
+    case notify(SessionNotification)
+    /// Ask the biometric authenticator; report the outcome with the same id.
+    case presentBiometricPrompt(BiometricPromptID)
+    /// Call the provider's `signout(with:)`.
+    case signOut(SignOutReason)
+}
+
+/// One observer callback, before it is shaped for delegates, publishers or streams.
+enum SessionNotification: Sendable {
+    case statusChanged(from: AuthSessionStatus, to: AuthSessionStatus)
+    case fetchCompleted(isInitialFetch: Bool)
+    case login
+    case logout(error: (any Error)?)
+    case userUpdated((any AuthSessionProtocol)?)
+    case failure(AuthSessionError)
+}

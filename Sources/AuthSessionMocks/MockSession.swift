@@ -1,0 +1,52 @@
+import AuthSessionInterface
+import Foundation
+
+/// A session for tests, with an expiry you place exactly.
+///
+/// Its `description` never shows the token.
+///
+/// All operations are thread-safe.
+public struct MockSession: AuthSessionProtocol, Hashable, CustomStringConvertible {
+
+    /// The bearer token.
+    public var accessToken: String
+
+    /// The expiry, in seconds since 1970.
+    public var expiresAt: TimeInterval
+
+    /// The owner.
+    public var user: MockUser
+
+    /// Creates a session that expires at `expiresAt`.
+    ///
+    /// - Parameters:
+    ///   - accessToken: The bearer token.
+    ///   - expiresAt: The expiry, in seconds since 1970.
+    ///   - user: The owner.
+    public init(accessToken: String = "mock-access-token", expiresAt: TimeInterval, user: MockUser = MockUser()) {
+        self.accessToken = accessToken
+        self.expiresAt = expiresAt
+        self.user = user
+    }
+
+    /// Creates a session that expires `seconds` after `now`.
+    ///
+    /// - Parameters:
+    ///   - seconds: Time left; negative for a session that has already expired.
+    ///   - now: The reference date; use your test clock's `now`.
+    ///   - accessToken: The bearer token.
+    ///   - user: The owner.
+    public init(
+        expiresIn seconds: TimeInterval,
+        from now: Date = Date(),
+        accessToken: String = "mock-access-token",
+        user: MockUser = MockUser()
+    ) {
+        self.init(accessToken: accessToken, expiresAt: now.timeIntervalSince1970 + seconds, user: user)
+    }
+
+    /// The user and the expiry; the token is shown as `<redacted>`.
+    public var description: String {
+        "MockSession(user: \(user.identifier), expiresAt: \(expiresAt), accessToken: <redacted>)"
+    }
+}

@@ -1,0 +1,197 @@
+import AuthSession
+import AuthSessionInterface
+import Foundation
+
+/// A delegate that records every callback, in order, and lets a test await them.
+///
+/// ```swift
+/// let recorder = RecordingAuthSessionDelegate()
+/// handle.subscribeDelegate(recorder, receive: recorder.queue)
+/// provider.publish(.sessionSignIn)
+/// let events = try await recorder.waitForEvents(count: 2)
+/// ```
+///
+/// All operations are thread-safe.
+public final class RecordingAuthSessionDelegate: AuthSessionDelegate {
+
+    /// One callback as received.
+    public struct Record: Sendable, CustomStringConvertible {
+        /// The callback.
+        public let event: AuthSessionDelegateEvent
+        /// The session passed with it.
+        public let session: (any AuthSessionProtocol)?
+        /// The user passed with it (login and user updates).
+        public let user: (any AuthSessionUserProtocol)?
+        /// Whether the handle still existed when the callback ran.
+        public let hadHandle: Bool
+
+        /// The event's description.
+        public var description: String { event.description }
+    }
+
+    /// A status change with the package's concrete status type.
+    public struct StatusChange: Hashable, Sendable, CustomStringConvertible {
+        /// The status before.
+        public let from: AuthSessionStatus
+        /// The status after.
+        public let to: AuthSessionStatus
+
+        /// Creates a change.
+        ///
+        /// - Parameters:
+        ///   - from: The status before.
+        ///   - to: The status after.
+        public init(from: AuthSessionStatus, to: AuthSessionStatus) {
+            self.from = from
+            self.to = to
+        }
+
+        /// `from → to`.
+        public var description: String { "\(from) → \(to)" }
+    }
+
+    private struct State: WaitableState {
+        var records: [Record] = []
+        var waiters = WaiterList<State>()
+    }
+
+    /// A serial queue of the recorder's own; subscribe with it unless a test needs another.
+    public let queue: DispatchQueue
+
+    private let state = ConcurrencySafeContainer(State())
+
+    /// Creates a recorder.
+    ///
+    /// - Parameter label: The label of ``queue``.
+    public init(label: String = "RecordingAuthSessionDelegate") {
+        queue = DispatchQueue(label: label)
+    }
+
+    // MARK: - Reading the record
+
+    /// Every callback received, in order.
+    public var records: [Record] {
+        state.withLock { $0.records }
+    }
+
+    /// Every callback received, as events.
+    public var events: [AuthSessionDelegateEvent] {
+        records.map(\.event)
+    }
+
+    /// Every status change received whose values are ``AuthSession/AuthSessionStatus``.
+    public var statusChanges: [StatusChange] {
+        events.compactMap(Self.statusChange)
+    }
+
+    /// The number of callbacks received.
+    public var count: Int {
+        state.withLock { $0.records.count }
+    }
+
+    /// Returns once at least `count` callbacks have been received, and returns them all.
+    ///
+    /// - Parameters:
+    ///   - count: How many callbacks to wait for.
+    ///   - timeout: A safety net in seconds, not a way to wait.
+    /// - Throws: ``MockTimeoutError`` if they do not arrive in time.
+    @discardableResult
+    public func waitForEvents(count: Int, timeout: TimeInterval = 10) async throws -> [AuthSessionDelegateEvent] {
+        try await state.wait(timeout: timeout, for: "\(count) delegate callbacks") { $0.records.count >= count }
+        return events
+    }
+
+    /// Returns once a status change to `status` has been received.
+    ///
+    /// - Parameters:
+    ///   - status: The status to wait for.
+    ///   - timeout: A safety net in seconds, not a way to wait.
+    /// - Throws: ``MockTimeoutError`` if it does not arrive in time.
+    public func waitForStatus(_ status: AuthSessionStatus, timeout: TimeInterval = 10) async throws {
+        try await state.wait(timeout: timeout, for: "a change to \(status)") { state in
+            state.records.contains { Self.statusChange($0.event)?.to == status }
+        }
+    }
+
+    /// Returns once every callback enqueued on ``queue`` before this call has run.
+    public func drain() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async { continuation.resume() }
+        }
+    }
+
+    /// Forgets every record.
+    public func reset() {
+        state.withLock { $0.records = [] }
+    }
+
+    private static func statusChange(_ event: AuthSessionDelegateEvent) -> StatusChange? {
+        guard case .sessionStatusChanged(let old, let new) = event,
+            let from = old as? AuthSessionStatus, let to = new as? AuthSessionStatus
+        else { return nil }
+        return StatusChange(from: from, to: to)
+    }
+
+    private func record(
+        _ event: AuthSessionDelegateEvent,
+        _ handle: (any AuthSessionHandleProtocol)?,
+        session: (any AuthSessionProtocol)?,
+        user: (any AuthSessionUserProtocol)? = nil
+    ) {
+        let record = Record(event: event, session: session, user: user, hadHandle: handle != nil)
+        state.mutateAndNotify { $0.records.append(record) }
+    }
+
+    // MARK: - AuthSessionDelegate
+
+    /// Records `.sessionFetch`.
+    public func authentication(
+        _ sessionHandle: (any AuthSessionHandleProtocol)?,
+        didCompleteFetchWith session: (any AuthSessionProtocol)?,
+        isInitialFetch: Bool
+    ) {
+        record(.sessionFetch(isInitial: isInitialFetch), sessionHandle, session: session)
+    }
+
+    /// Records `.sessionStatusChanged`.
+    public func authentication(
+        _ sessionHandle: (any AuthSessionHandleProtocol)?,
+        didUpdateStatus sessionStatus: any AuthSessionStatusProtocol,
+        from oldStatus: any AuthSessionStatusProtocol,
+        for session: (any AuthSessionProtocol)?
+    ) {
+        record(.sessionStatusChanged(oldValue: oldStatus, newValue: sessionStatus), sessionHandle, session: session)
+    }
+
+    /// Records `.login`.
+    public func authentication(
+        _ sessionHandle: (any AuthSessionHandleProtocol)?,
+        didLoginWith user: (any AuthSessionUserProtocol)?,
+        for session: (any AuthSessionProtocol)?
+    ) {
+        record(.login, sessionHandle, session: session, user: user)
+    }
+
+    /// Records `.logout`.
+    public func authentication(_ sessionHandle: (any AuthSessionHandleProtocol)?, didLogoutWith error: (any Error)?) {
+        record(.logout(error: error), sessionHandle, session: nil)
+    }
+
+    /// Records `.userUpdate`.
+    public func authentication(
+        _ sessionHandle: (any AuthSessionHandleProtocol)?,
+        didUpdate user: (any AuthSessionUserProtocol)?,
+        for session: (any AuthSessionProtocol)?
+    ) {
+        record(.userUpdate, sessionHandle, session: session, user: user)
+    }
+
+    /// Records `.failure`.
+    public func authentication(
+        _ sessionHandle: (any AuthSessionHandleProtocol)?,
+        didFailWith error: AuthSessionError,
+        for session: (any AuthSessionProtocol)?
+    ) {
+        record(.failure(error: error), sessionHandle, session: session)
+    }
+}
