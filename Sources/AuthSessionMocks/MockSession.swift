@@ -6,7 +6,7 @@ import Foundation
 /// Its `description` never shows the token.
 ///
 /// All operations are thread-safe.
-public struct MockSession: AuthSessionProtocol, Hashable, CustomStringConvertible {
+public struct MockSession: AuthSessionProtocol, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
 
     /// The bearer token.
     public var accessToken: String
@@ -49,4 +49,7 @@ public struct MockSession: AuthSessionProtocol, Hashable, CustomStringConvertibl
     public var description: String {
         "MockSession(user: \(user.identifier), expiresAt: \(expiresAt), accessToken: <redacted>)"
     }
+
+    /// The same as ``description``: a debugger or `dump` never shows the token either.
+    public var debugDescription: String { description }
 }
