@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "AuthSessionInterface", targets: ["AuthSessionInterface"]),
         .library(name: "AuthSession", targets: ["AuthSession"]),
         .library(name: "AuthSessionMocks", targets: ["AuthSessionMocks"]),
+        .executable(name: "auth-session-demo", targets: ["AuthSessionDemo"]),
     ],
     targets: [
         // MARK: Contract
@@ -45,6 +46,13 @@ let package = Package(
         .testTarget(
             name: "AuthSessionMocksTests",
             dependencies: ["AuthSessionMocks", "AuthSession", "AuthSessionInterface"]
+        ),
+
+        // MARK: Executables
+
+        .executableTarget(
+            name: "AuthSessionDemo",
+            dependencies: ["AuthSession", "AuthSessionInterface", "AuthSessionMocks"]
         ),
     ],
     swiftLanguageModes: [.v6]

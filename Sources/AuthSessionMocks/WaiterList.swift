@@ -7,8 +7,15 @@ import Foundation
 /// resumes as soon as its condition holds.
 public struct MockTimeoutError: Error, CustomStringConvertible {
 
-    /// What was awaited.
+    /// What was awaited, and for how long.
     public let description: String
+
+    /// Creates the error.
+    ///
+    /// - Parameter description: What was awaited, and for how long.
+    public init(description: String) {
+        self.description = description
+    }
 }
 
 /// Continuations waiting for a condition on some state; lives inside that state's lock.

@@ -181,9 +181,8 @@ struct BiometricPromptGuaranteeTests {
         harness.provider.publish(.sessionSignedOut(error: nil))
         #expect(harness.handle.sessionStatus == .signedOut)
         harness.authenticator.resolvePendingPrompt(with: .success)
-        // The prompt task reports back asynchronously; wait for the handle to take the prompt
-        // down, then check the status did not move.
-        try await waitUntil { !harness.handle.isBiometricAuthenticationInProcess }
+        await harness.handle.waitForBiometricPrompt()
+        #expect(!harness.handle.isBiometricAuthenticationInProcess)
         #expect(harness.handle.sessionStatus == .signedOut)
         #expect(await harness.statusChanges().last == "biometricAuthentication → signedOut")
     }
@@ -195,9 +194,21 @@ struct BiometricPromptGuaranteeTests {
         try await harness.authenticator.waitForPendingPrompt()
         harness.provider.publish(.sessionSignIn)
         harness.authenticator.resolvePendingPrompt(with: .failure(.failed))
-        try await waitUntil { !harness.handle.isBiometricAuthenticationInProcess }
+        await harness.handle.waitForBiometricPrompt()
+        #expect(!harness.handle.isBiometricAuthenticationInProcess)
         #expect(harness.handle.sessionStatus == .signedIn)
         #expect(harness.provider.signOutCount == 0)
+    }
+
+    @Test("waitForBiometricPrompt returns at once without a prompt, and after the outcome is applied with one")
+    func waitForPrompt() async throws {
+        let harness = Harness(biometric: true)
+        await harness.handle.waitForBiometricPrompt()
+        harness.launch()
+        try await harness.authenticator.waitForPendingPrompt()
+        harness.authenticator.resolvePendingPrompt(with: .success)
+        await harness.handle.waitForBiometricPrompt()
+        #expect(harness.handle.sessionStatus == .signedIn)
     }
 
     @Test("the prompt shows the provider's reason")
@@ -207,22 +218,5 @@ struct BiometricPromptGuaranteeTests {
         harness.launch()
         try await harness.authenticator.waitForPendingPrompt()
         #expect(harness.authenticator.reasons == ["Unlock Ledger"])
-    }
-}
-
-/// Waits until `condition` holds, yielding between checks; for state that changes on another
-/// task without an event to await. Fails the test after a generous safety timeout.
-func waitUntil(
-    timeout: TimeInterval = 10,
-    sourceLocation: SourceLocation = #_sourceLocation,
-    _ condition: @Sendable () -> Bool
-) async throws {
-    let deadline = Date().addingTimeInterval(timeout)
-    while !condition() {
-        guard Date() < deadline else {
-            Issue.record("condition did not hold within \(timeout) s", sourceLocation: sourceLocation)
-            return
-        }
-        await Task.yield()
     }
 }

@@ -9,7 +9,7 @@ extension AuthSessionHandle {
     func presentBiometricPrompt(_ id: BiometricPromptID) {
         let reason = sessionProvider.preferredAuthenticationReason()
         let authenticator = biometricAuthenticator
-        Task { [weak self] in
+        let task = Task { [weak self] in
             let result: Result<Void, BiometricAuthenticationError>
             do throws(BiometricAuthenticationError) {
                 try await authenticator.authenticate(reason: reason)
@@ -19,6 +19,16 @@ extension AuthSessionHandle {
             }
             self?.biometricPromptCompleted(id, result: result)
         }
+        state.withLock { $0.biometricPromptTask = task }
+    }
+
+    /// Returns once the biometric prompt this handle started (if any) has been dismissed and its
+    /// outcome applied, or ignored because the session moved on.
+    ///
+    /// Useful in a command-line client that must not proceed while the gate is up, and in tests.
+    /// Returns at once when no prompt was started.
+    public func waitForBiometricPrompt() async {
+        await state.withLock { $0.biometricPromptTask }?.value
     }
 
     /// Applies the outcome of prompt `id`, consulting the provider's failure policy first.

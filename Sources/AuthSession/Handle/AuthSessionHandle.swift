@@ -46,6 +46,8 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
         /// Owned here; the provider may hold it weakly.
         var eventProxy: SessionHandleEventProxy?
         var activationObservation: AppActivationObservation?
+        /// The task running the latest prompt and applying its outcome.
+        var biometricPromptTask: Task<Void, Never>?
     }
 
     /// The provider that owns the session data.

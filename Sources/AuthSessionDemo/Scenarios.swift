@@ -1,0 +1,184 @@
+import AuthSession
+import AuthSessionInterface
+import AuthSessionMocks
+import Foundation
+
+extension Scenario {
+
+    /// Every scenario, in the order the demo runs them.
+    static let all: [Scenario] = [
+        launchValidSession, launchExpiredSession, launchMissingSession, launchFetchFailure, biometricUnlock,
+        biometricFailureSignsOut, biometricFailureKeptThenManual, autoRefreshProvider, foregroundRevalidation,
+        signInThenSignOut, lateBiometricSuccessAfterSignOut,
+    ]
+
+    static let launchValidSession = Scenario(
+        name: "launch-valid-session",
+        summary: "A stored session with an hour left: straight to signed in, no sign-in screen flash.",
+        expectation: Expectation(status: .signedIn, path: [.validating, .signedIn]),
+        configure: { provider, clock in provider.session = MockSession(expiresIn: 3600, from: clock.now) },
+        run: { await $0.launch() }
+    )
+
+    static let launchExpiredSession = Scenario(
+        name: "launch-expired-session",
+        summary: "A stored session with 90 s left (under the 180 s threshold): signed out, provider told why.",
+        expectation: Expectation(status: .signedOut, path: [.validating, .signedOut], signOutCount: 1),
+        configure: { provider, clock in provider.session = MockSession(expiresIn: 90, from: clock.now) },
+        run: { await $0.launch() }
+    )
+
+    static let launchMissingSession = Scenario(
+        name: "launch-missing-session",
+        summary: "No stored session: signed out, nothing to sign out of.",
+        expectation: Expectation(status: .signedOut, path: [.signedOut]),
+        configure: { _, _ in },
+        run: { await $0.launch() }
+    )
+
+    static let launchFetchFailure = Scenario(
+        name: "launch-fetch-failure",
+        summary: "The launch fetch fails (offline) but the cached session is valid: the user stays signed in.",
+        expectation: Expectation(status: .signedIn, path: [.signedIn]),
+        configure: { provider, clock in provider.session = MockSession(expiresIn: 3600, from: clock.now) },
+        run: { harness in
+            await harness.publish(.fetchingSession)
+            await harness.publish(.sessionFetchFailed(URLError(.notConnectedToInternet)))
+        }
+    )
+
+    static let biometricUnlock = Scenario(
+        name: "biometric-unlock",
+        summary: "Biometrics on: one prompt at launch; passing it signs in.",
+        expectation: Expectation(
+            status: .signedIn,
+            path: [.validating, .biometricAuthentication, .signedIn],
+            promptCount: 1
+        ),
+        configure: { provider, clock in
+            provider.session = MockSession(expiresIn: 3600, from: clock.now)
+            provider.isBioMetricAuthenticationEnabled = true
+        },
+        run: { harness in
+            await harness.launch()
+            await harness.activate()
+            try await harness.answerPrompt(.success, callbacks: 1)
+        }
+    )
+
+    static let biometricFailureSignsOut = Scenario(
+        name: "biometric-failure-signs-out",
+        summary: "The prompt fails and the provider's policy signs out: signed out at once, provider asked.",
+        expectation: Expectation(
+            status: .signedOut,
+            path: [.validating, .biometricAuthentication, .signedOut],
+            signOutCount: 1,
+            promptCount: 1
+        ),
+        configure: { provider, clock in
+            provider.session = MockSession(expiresIn: 3600, from: clock.now)
+            provider.isBioMetricAuthenticationEnabled = true
+        },
+        run: { harness in
+            await harness.launch()
+            try await harness.answerPrompt(.failure(.biometryLockedout), callbacks: 2)
+        }
+    )
+
+    static let biometricFailureKeptThenManual = Scenario(
+        name: "biometric-failure-manual-reauth",
+        summary: "The user cancels; the provider keeps the session. Activations wait; \"Try again\" prompts once more.",
+        expectation: Expectation(
+            status: .signedIn,
+            path: [.validating, .biometricAuthentication, .signedIn, .validating, .biometricAuthentication, .signedIn],
+            promptCount: 2
+        ),
+        configure: { provider, clock in
+            provider.session = MockSession(expiresIn: 3600, from: clock.now)
+            provider.isBioMetricAuthenticationEnabled = true
+            provider.biometricErrorsThatKeepSession = [.canceledByUser]
+        },
+        run: { harness in
+            await harness.launch()
+            try await harness.answerPrompt(.failure(.canceledByUser), callbacks: 2)
+            await harness.activate()
+            await harness.activate()
+            await harness.requestManualAuthentication()
+            try await harness.answerPrompt(.success, callbacks: 1)
+        }
+    )
+
+    static let autoRefreshProvider = Scenario(
+        name: "auto-refresh-provider",
+        summary: "The provider refreshes tokens itself: the handle trusts its refreshes and never checks expiry.",
+        expectation: Expectation(status: .signedIn, path: [.signedIn, .syncing, .signedIn]),
+        configure: { provider, clock in
+            provider.session = MockSession(expiresIn: 100, from: clock.now)
+            provider.allowsLocalSessionValidation = false
+            provider.isSessionAutoRefreshEnabled = true
+        },
+        run: { harness in
+            await harness.launch()
+            harness.advanceClock(by: 90)
+            await harness.publish(.fetchingSession)
+            harness.provider.session = MockSession(expiresIn: 3600, from: harness.clock.now)
+            await harness.publish(.sessionFetched(isInitialFetch: false))
+            await harness.activate()
+            await harness.activate()
+        }
+    )
+
+    static let foregroundRevalidation = Scenario(
+        name: "foreground-revalidation-expired",
+        summary: "Back from the background after the session lapsed: revalidation signs out.",
+        expectation: Expectation(
+            status: .signedOut,
+            path: [.validating, .signedIn, .validating, .signedOut],
+            signOutCount: 1
+        ),
+        configure: { provider, clock in provider.session = MockSession(expiresIn: 1800, from: clock.now) },
+        run: { harness in
+            await harness.launch()
+            await harness.activate()
+            harness.advanceClock(by: 1700)
+            await harness.activate()
+        }
+    )
+
+    static let signInThenSignOut = Scenario(
+        name: "sign-in-then-sign-out",
+        summary: "A new user signs in, then signs out voluntarily.",
+        expectation: Expectation(status: .signedOut, path: [.signedOut, .signedIn, .signedOut], signOutCount: 1),
+        configure: { _, _ in },
+        run: { harness in
+            await harness.launch()
+            harness.provider.session = MockSession(
+                expiresIn: 3600,
+                from: harness.clock.now,
+                user: MockUser(identifier: "ada@example.com")
+            )
+            await harness.publish(.sessionSignIn)
+            await harness.input("user taps \"Sign out\" (provider.signout())") { try? harness.provider.signout() }
+        }
+    )
+
+    static let lateBiometricSuccessAfterSignOut = Scenario(
+        name: "late-biometric-success",
+        summary: "The session is revoked while the prompt is up; passing the prompt afterwards changes nothing.",
+        expectation: Expectation(
+            status: .signedOut,
+            path: [.validating, .biometricAuthentication, .signedOut],
+            promptCount: 1
+        ),
+        configure: { provider, clock in
+            provider.session = MockSession(expiresIn: 3600, from: clock.now)
+            provider.isBioMetricAuthenticationEnabled = true
+        },
+        run: { harness in
+            await harness.launch()
+            await harness.publish(.sessionSignedOut(error: AuthSessionError.sessionMalformed))
+            try await harness.answerPrompt(.success, callbacks: 0)
+            await harness.waitForPromptToSettle()
+        }
+    )
+}
