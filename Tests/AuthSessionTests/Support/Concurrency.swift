@@ -1,0 +1,43 @@
+import Foundation
+
+/// Runs `body(0..<count)` on `count` threads of their own, started together, and returns when
+/// all have finished.
+///
+/// Real threads (not a pool) so that every writer genuinely runs in parallel with the others.
+func onParallelThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
+    let group = DispatchGroup()
+    let start = DispatchSemaphore(value: 0)
+    for index in 0..<count {
+        group.enter()
+        let thread = Thread {
+            start.wait()
+            body(index)
+            group.leave()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+    for _ in 0..<count {
+        start.signal()
+    }
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        group.notify(queue: .global()) { continuation.resume() }
+    }
+}
+
+/// A small, fast, seedable generator (SplitMix64), so every random run can be replayed.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
