@@ -115,6 +115,14 @@ public final class MockBiometricAuthenticator: BiometricAuthenticator {
         try await state.wait(timeout: timeout, for: "a pending biometric prompt") { !$0.pending.isEmpty }
     }
 
+    /// Waits until no prompt is on screen (every prompt resolved or cancelled).
+    ///
+    /// - Parameter timeout: A safety net in seconds, not a way to wait.
+    /// - Throws: ``MockTimeoutError`` if a prompt is still pending when it expires.
+    public func waitForNoPendingPrompt(timeout: TimeInterval = 10) async throws {
+        try await state.wait(timeout: timeout, for: "no pending biometric prompt") { $0.pending.isEmpty }
+    }
+
     /// Waits until `count` prompts have been presented since creation or ``reset()``.
     ///
     /// - Parameters:

@@ -49,18 +49,24 @@ struct HandleGuaranteeTests {
         }
     }
 
-    @Test("an activation never leaves signedOut, even with a valid session and biometrics on")
-    func activationNeverLeavesSignedOut() async {
-        let harness = Harness(expiresIn: 3600, biometric: true)
-        harness.provider.publish(.sessionFetched(isInitialFetch: false))
+    @Test(
+        "an activation or a manual request never leaves signedOut, whatever the policies",
+        arguments: [(true, false), (true, true), (false, false), (false, true)]
+    )
+    func activationNeverLeavesSignedOut(localValidation: Bool, biometric: Bool) async throws {
+        let harness = Harness(expiresIn: 3600, localValidation: localValidation)
+        harness.launch()
+        harness.activation.fire()  // arms revalidation
         harness.provider.publish(.sessionSignedOut(error: nil))
         harness.provider.session = harness.session(expiresIn: 3600)
+        harness.provider.isBioMetricAuthenticationEnabled = biometric
         for _ in 0..<4 {
             harness.activation.fire()
             harness.handle.requestManualAuthentication()
         }
         #expect(harness.handle.sessionStatus == .signedOut)
-        #expect(harness.authenticator.promptCount <= 1)
+        #expect(harness.authenticator.promptCount == 0)
+        #expect(await harness.statusChanges().last == "signedIn → signedOut")
     }
 
     @Test("a provider that publishes sessionSignedOut from inside signout(with:) ends signed out, one logout")

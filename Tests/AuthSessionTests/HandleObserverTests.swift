@@ -255,8 +255,9 @@ struct EventProxyTests {
     }
 
     @Test("a handle's proxy does not keep the handle alive and ignores events once it is gone")
-    func handleProxyIsWeak() {
-        let provider = MockSessionProvider()
+    func handleProxyIsWeak() async {
+        let provider = MockSessionProvider(session: MockSession(expiresIn: 3600, from: ManualClock.defaultStart))
+        let recorder = RecordingAuthSessionDelegate()
         var proxy: SessionHandleEventProxy?
         weak var weakHandle: AuthSessionHandle<MockSessionProvider>?
         do {
@@ -266,12 +267,16 @@ struct EventProxyTests {
                 activationSignal: ManualActivationSignal(),
                 clock: ManualClock()
             )
+            handle.subscribeDelegate(recorder, receive: recorder.queue)
             weakHandle = handle
             proxy = handle.sessionEventProxy
         }
         #expect(weakHandle == nil)
         proxy?.publish(.sessionSignIn)
         proxy?.publish(.sessionFetched(isInitialFetch: true))
+        await recorder.drain()
+        #expect(recorder.events.isEmpty, "nothing reaches observers of a handle that is gone")
+        #expect(provider.signOutCount == 0)
     }
 
     @Test("SessionDelegateEventProxy delivers each event on the main actor, in order")

@@ -40,7 +40,12 @@ struct SessionStateMachineEventTests {
         let id = machine.biometricPrompt!.id
         _ = machine.fetchingSession()
         #expect(machine.isBiometricAuthenticationInProcess)
-        let actions = machine.biometricPromptCompleted(id, result: .success(()), allowsSigningOut: true)
+        let actions = machine.biometricPromptCompleted(
+            id,
+            result: .success(()),
+            snapshot: snapshot(),
+            allowsSigningOut: true
+        )
         #expect(actions.summaries == ["status(syncing→signedIn)"])
     }
 
@@ -86,7 +91,7 @@ struct SessionStateMachineEventTests {
         var machine = SessionStateMachine()
         _ = machine.sessionFetched(isInitialFetch: true, snapshot: snapshot(biometric: true))
         let id = machine.biometricPrompt!.id
-        _ = machine.biometricPromptCompleted(id, result: .success(()), allowsSigningOut: true)
+        _ = machine.biometricPromptCompleted(id, result: .success(()), snapshot: snapshot(), allowsSigningOut: true)
         let actions = machine.sessionFetched(isInitialFetch: true, snapshot: snapshot(biometric: true))
         #expect(actions.summaries == ["fetched(initial)"])
         #expect(!machine.isBiometricAuthenticationInProcess)
@@ -364,7 +369,10 @@ struct SessionStateMachinePostFetchTests {
                 "status(biometricAuthentication→signedOut)", "signOut(sessionExpired)", "fetched(refresh)",
             ]
         )
-        #expect(machine.biometricPromptCompleted(id, result: .success(()), allowsSigningOut: true).isEmpty)
+        #expect(
+            machine.biometricPromptCompleted(id, result: .success(()), snapshot: snapshot(), allowsSigningOut: true)
+                .isEmpty
+        )
         #expect(machine.status == .signedOut)
     }
 
@@ -384,13 +392,18 @@ struct SessionStateMachinePostFetchTests {
         var machine = SessionStateMachine()
         let actions = machine.sessionFetched(isInitialFetch: false, snapshot: snapshot(biometric: true))
         #expect(actions.summaries == ["status(syncing→biometricAuthentication)", "prompt(#1)", "fetched(refresh)"])
-        #expect(!machine.isLaunchValidationPending)
+        #expect(!machine.isLaunchValidationPending && !machine.isBiometricGatePending)
     }
 
     @Test("after the launch validation, refreshes never prompt")
     func refreshAfterLaunchNeverPrompts() {
         var machine = MachineFixture.ready(in: .biometricAuthentication)
-        _ = machine.biometricPromptCompleted(machine.biometricPrompt!.id, result: .success(()), allowsSigningOut: true)
+        _ = machine.biometricPromptCompleted(
+            machine.biometricPrompt!.id,
+            result: .success(()),
+            snapshot: snapshot(),
+            allowsSigningOut: true
+        )
         _ = machine.fetchingSession()
         let actions = machine.sessionFetched(isInitialFetch: false, snapshot: snapshot(biometric: true))
         #expect(actions.summaries == ["status(syncing→signedIn)", "fetched(refresh)"])
@@ -419,6 +432,7 @@ struct SessionStateMachineBiometricTests {
         let actions = machine.biometricPromptCompleted(
             machine.biometricPrompt!.id,
             result: .success(()),
+            snapshot: snapshot(),
             allowsSigningOut: true
         )
         #expect(actions.summaries == ["status(biometricAuthentication→signedIn)"])
@@ -434,6 +448,7 @@ struct SessionStateMachineBiometricTests {
         let actions = machine.biometricPromptCompleted(
             machine.biometricPrompt!.id,
             result: .failure(error),
+            snapshot: snapshot(),
             allowsSigningOut: true
         )
         #expect(actions.summaries == ["status(biometricAuthentication→signedOut)", "signOut(biometric.\(error))"])
@@ -449,6 +464,7 @@ struct SessionStateMachineBiometricTests {
         let actions = machine.biometricPromptCompleted(
             machine.biometricPrompt!.id,
             result: .failure(error),
+            snapshot: snapshot(),
             allowsSigningOut: false
         )
         #expect(actions.summaries == ["status(biometricAuthentication→signedIn)", "failure(biometricAuthFailure)"])
@@ -459,7 +475,14 @@ struct SessionStateMachineBiometricTests {
     func unknownPromptIsIgnored() {
         var machine = MachineFixture.ready(in: .biometricAuthentication)
         let stranger = BiometricPromptID(rawValue: 99)
-        #expect(machine.biometricPromptCompleted(stranger, result: .success(()), allowsSigningOut: true).isEmpty)
+        #expect(
+            machine.biometricPromptCompleted(
+                stranger,
+                result: .success(()),
+                snapshot: snapshot(),
+                allowsSigningOut: true
+            ).isEmpty
+        )
         #expect(machine.isBiometricAuthenticationInProcess)
         #expect(machine.status == .biometricAuthentication)
     }
@@ -470,7 +493,10 @@ struct SessionStateMachineBiometricTests {
         let id = machine.biometricPrompt!.id
         _ = machine.sessionSignedOut(error: nil)
         #expect(machine.isBiometricAuthenticationInProcess, "the system prompt is still on screen")
-        #expect(machine.biometricPromptCompleted(id, result: .success(()), allowsSigningOut: true).isEmpty)
+        #expect(
+            machine.biometricPromptCompleted(id, result: .success(()), snapshot: snapshot(), allowsSigningOut: true)
+                .isEmpty
+        )
         #expect(machine.status == .signedOut)
         #expect(!machine.isBiometricAuthenticationInProcess)
     }
@@ -480,7 +506,14 @@ struct SessionStateMachineBiometricTests {
         var machine = MachineFixture.ready(in: .biometricAuthentication)
         let id = machine.biometricPrompt!.id
         _ = machine.sessionSignIn()
-        #expect(machine.biometricPromptCompleted(id, result: .failure(.failed), allowsSigningOut: true).isEmpty)
+        #expect(
+            machine.biometricPromptCompleted(
+                id,
+                result: .failure(.failed),
+                snapshot: snapshot(),
+                allowsSigningOut: true
+            ).isEmpty
+        )
         #expect(machine.status == .signedIn)
     }
 
@@ -500,14 +533,22 @@ struct SessionStateMachineBiometricTests {
     func promptIDsIncrease() {
         var machine = MachineFixture.ready(in: .biometricAuthentication)
         let first = machine.biometricPrompt!.id
-        _ = machine.biometricPromptCompleted(first, result: .failure(.canceledByUser), allowsSigningOut: false)
+        _ = machine.biometricPromptCompleted(
+            first,
+            result: .failure(.canceledByUser),
+            snapshot: snapshot(),
+            allowsSigningOut: false
+        )
         let second = machine.requestManualAuthentication(snapshot: snapshot(biometric: true))
         #expect(
             second.summaries == [
                 "status(signedIn→validating)", "status(validating→biometricAuthentication)", "prompt(#2)",
             ]
         )
-        #expect(machine.biometricPromptCompleted(first, result: .success(()), allowsSigningOut: true).isEmpty)
+        #expect(
+            machine.biometricPromptCompleted(first, result: .success(()), snapshot: snapshot(), allowsSigningOut: true)
+                .isEmpty
+        )
         #expect(machine.status == .biometricAuthentication)
     }
 }
@@ -547,7 +588,12 @@ struct SessionStateMachineActivationTests {
         #expect(machine.applicationDidBecomeActive(snapshot: snapshot(biometric: true)).isEmpty)
         #expect(!machine.allowsSessionValidationFromNotifications)
 
-        _ = machine.biometricPromptCompleted(machine.biometricPrompt!.id, result: .success(()), allowsSigningOut: true)
+        _ = machine.biometricPromptCompleted(
+            machine.biometricPrompt!.id,
+            result: .success(()),
+            snapshot: snapshot(),
+            allowsSigningOut: true
+        )
         #expect(!machine.allowsSessionValidationFromNotifications, "a prompt ending does not re-arm")
         #expect(
             machine.applicationDidBecomeActive(snapshot: snapshot(biometric: true)).isEmpty,
@@ -638,5 +684,96 @@ struct SessionStateMachineActivationTests {
         _ = machine.sessionFetched(isInitialFetch: false, snapshot: snapshot(biometric: true))
         #expect(machine.status == .signedIn)
         #expect(machine.isManualAuthenticationRequired)
+    }
+}
+
+@Suite("SessionStateMachine: the biometric gate and abandoned prompts")
+struct SessionStateMachineGateTests {
+
+    @Test("after the handle signs out on a biometric failure, a refresh with the kept session prompts again")
+    func gateReArmsAfterSignOut() {
+        var machine = MachineFixture.ready(in: .biometricAuthentication)
+        _ = machine.biometricPromptCompleted(
+            machine.biometricPrompt!.id,
+            result: .failure(.failed),
+            snapshot: snapshot(biometric: true),
+            allowsSigningOut: true
+        )
+        #expect(machine.isBiometricGatePending)
+        // The provider failed to drop its session; a refresh arrives.
+        let refresh = machine.sessionFetchFailed(URLError(.timedOut), snapshot: snapshot(biometric: true))
+        #expect(
+            refresh.summaries == [
+                "status(signedOut→biometricAuthentication)", "prompt(#2)", "failure(sessionFetchFailed)",
+            ]
+        )
+    }
+
+    @Test("any entry into signedOut re-arms the gate; a sign-in settles it")
+    func gateLifetime() {
+        var machine = MachineFixture.ready(in: .signedIn)
+        #expect(!machine.isBiometricGatePending)
+        _ = machine.sessionSignedOut(error: nil)
+        #expect(machine.isBiometricGatePending)
+        _ = machine.sessionSignIn()
+        #expect(!machine.isBiometricGatePending)
+    }
+
+    @Test("an abandoned prompt does not block the decision trees: a refresh signs in")
+    func abandonedPromptDoesNotBlock() {
+        var machine = MachineFixture.ready(in: .biometricAuthentication)
+        _ = machine.sessionSignedOut(error: nil)
+        _ = machine.fetchingSession()
+        let refresh = machine.sessionFetched(isInitialFetch: false, snapshot: snapshot())
+        #expect(refresh.summaries == ["status(syncing→signedIn)", "fetched(refresh)"])
+        #expect(machine.isBiometricAuthenticationInProcess, "the old prompt is still on screen")
+        #expect(!machine.isAwaitingBiometricOutcome)
+    }
+
+    @Test("a decision that needs a prompt adopts the abandoned one on screen instead of presenting a second")
+    func adoptsAbandonedPrompt() {
+        var machine = MachineFixture.ready(in: .biometricAuthentication)
+        let id = machine.biometricPrompt!.id
+        _ = machine.sessionSignedOut(error: nil)
+        _ = machine.fetchingSession()
+        let refresh = machine.sessionFetched(isInitialFetch: false, snapshot: snapshot(biometric: true))
+        #expect(refresh.summaries == ["status(syncing→biometricAuthentication)", "fetched(refresh)"])
+        let outcome = machine.biometricPromptCompleted(
+            id,
+            result: .success(()),
+            snapshot: snapshot(biometric: true),
+            allowsSigningOut: true
+        )
+        #expect(outcome.summaries == ["status(biometricAuthentication→signedIn)"])
+    }
+
+    @Test("a success re-evaluates the session: gone, expired, or trusted to the provider's refresh")
+    func successReEvaluates() {
+        var gone = MachineFixture.ready(in: .biometricAuthentication)
+        let goneActions = gone.biometricPromptCompleted(
+            gone.biometricPrompt!.id,
+            result: .success(()),
+            snapshot: snapshot(expiresIn: nil),
+            allowsSigningOut: true
+        )
+        #expect(goneActions.summaries == ["status(biometricAuthentication→signedOut)"])
+
+        var expired = MachineFixture.ready(in: .biometricAuthentication)
+        let expiredActions = expired.biometricPromptCompleted(
+            expired.biometricPrompt!.id,
+            result: .success(()),
+            snapshot: snapshot(expiresIn: 100),
+            allowsSigningOut: true
+        )
+        #expect(expiredActions.summaries == ["status(biometricAuthentication→signedOut)", "signOut(sessionExpired)"])
+
+        var trusted = MachineFixture.ready(in: .biometricAuthentication)
+        let trustedActions = trusted.biometricPromptCompleted(
+            trusted.biometricPrompt!.id,
+            result: .success(()),
+            snapshot: snapshot(expiresIn: 100, localValidation: false, autoRefresh: true),
+            allowsSigningOut: true
+        )
+        #expect(trustedActions.summaries == ["status(biometricAuthentication→signedIn)"])
     }
 }

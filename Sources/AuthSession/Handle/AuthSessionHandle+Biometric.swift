@@ -19,7 +19,12 @@ extension AuthSessionHandle {
             }
             self?.biometricPromptCompleted(id, result: result)
         }
-        state.withLock { $0.biometricPromptTask = task }
+        state.withLock { state in
+            // A fast prompt may store its task after the next one started: keep the newest.
+            if state.biometricPromptTask.map({ $0.id.rawValue < id.rawValue }) ?? true {
+                state.biometricPromptTask = (id, task)
+            }
+        }
     }
 
     /// Returns once the biometric prompt this handle started (if any) has been dismissed and its
@@ -28,7 +33,7 @@ extension AuthSessionHandle {
     /// Useful in a command-line client that must not proceed while the gate is up, and in tests.
     /// Returns at once when no prompt was started.
     public func waitForBiometricPrompt() async {
-        await state.withLock { $0.biometricPromptTask }?.value
+        await state.withLock { $0.biometricPromptTask }?.task.value
     }
 
     /// Applies the outcome of prompt `id`, consulting the provider's failure policy first.
@@ -37,8 +42,8 @@ extension AuthSessionHandle {
         if case .failure(let error) = result {
             allowsSigningOut = sessionProvider.allowsSessionSigningOutOnBiometricAuthenticationFailure(with: error)
         }
-        run(session: sessionProvider.session) {
-            $0.biometricPromptCompleted(id, result: result, allowsSigningOut: allowsSigningOut)
+        runReadingWorld {
+            $0.biometricPromptCompleted(id, result: result, snapshot: $1, allowsSigningOut: allowsSigningOut)
         }
     }
 }

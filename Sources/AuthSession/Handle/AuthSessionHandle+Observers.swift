@@ -15,6 +15,7 @@ extension AuthSessionHandle {
     public func subscribeDelegate(_ delegate: any AuthSessionDelegate, receive queue: DispatchQueue) {
         let subscription = Subscription(delegate: delegate)
         state.withLock { $0.subscribers.subscribe(subscription, queue: queue) }
+        removeDeallocatedSubscribers()
     }
 
     /// Stops callbacks to `delegate`, including those already enqueued; does nothing if it is not
@@ -24,6 +25,7 @@ extension AuthSessionHandle {
     public func unsubscribeDelegate(_ delegate: any AuthSessionDelegate) {
         let id = Subscription.ID(object: ObjectIdentifier(delegate), kind: .delegate)
         state.withLock { $0.subscribers.unsubscribe(id) }
+        removeDeallocatedSubscribers()
     }
 
     /// Subscribes a private listener: `publisher` receives every delegate callback as an
@@ -42,6 +44,7 @@ extension AuthSessionHandle {
     ) {
         let subscription = Subscription(publisher: publisher)
         state.withLock { $0.subscribers.subscribe(subscription, queue: queue) }
+        removeDeallocatedSubscribers()
     }
 
     /// Stops events to `publisher`, including those already enqueued; does nothing if it is not
@@ -51,13 +54,27 @@ extension AuthSessionHandle {
     public func unsubscribeEventPublisher(_ publisher: any AuthSessionDelegateEventPublisher) {
         let id = Subscription.ID(object: ObjectIdentifier(publisher), kind: .publisher)
         state.withLock { $0.subscribers.unsubscribe(id) }
+        removeDeallocatedSubscribers()
     }
 
     /// The number of live subscriptions (delegates and publishers).
     var subscriberCount: Int {
+        removeDeallocatedSubscribers()
+        return state.withLock { $0.subscribers.entries.count }
+    }
+
+    /// Drops the subscriptions whose subscriber was deallocated.
+    ///
+    /// Liveness is checked outside the lock: checking briefly holds each subscriber strongly,
+    /// and the last release of one may run its `deinit`, which may call back into the handle.
+    func removeDeallocatedSubscribers() {
+        let subscriptions = state.withLock { $0.subscribers.entries.map(\.subscription) }
+        let deallocated = subscriptions.filter { !$0.isAlive }
+        guard !deallocated.isEmpty else { return }
         state.withLock { state in
-            state.subscribers.removeDeallocated()
-            return state.subscribers.entries.count
+            for subscription in deallocated {
+                state.subscribers.remove(subscription)
+            }
         }
     }
 
@@ -85,9 +102,7 @@ extension AuthSessionHandle {
         for entry in subscribers.entries {
             let subscription = entry.subscription
             entry.queue.async { [weak self] in
-                if let target = subscription.target {
-                    delivery.deliver(to: target)
-                } else {
+                if !delivery.deliver(to: subscription) {
                     self?.state.withLock { $0.subscribers.remove(subscription) }
                 }
             }
@@ -95,15 +110,17 @@ extension AuthSessionHandle {
         return effects
     }
 
-    /// Performs an action that calls out of the handle; never called with the lock held.
-    func perform(_ effect: SessionAction) {
-        switch effect {
-        case .notify:
-            preconditionFailure("notifications are enqueued under the lock")
-        case .presentBiometricPrompt(let id):
-            presentBiometricPrompt(id)
-        case .signOut(let reason):
-            signOut(reason)
+    /// Performs, in order, the actions that call out of the handle; never with the lock held.
+    func perform(_ effects: [SessionAction]) {
+        for effect in effects {
+            switch effect {
+            case .notify:
+                preconditionFailure("notifications are enqueued under the lock")
+            case .presentBiometricPrompt(let id):
+                presentBiometricPrompt(id)
+            case .signOut(let reason):
+                signOut(reason)
+            }
         }
     }
 }

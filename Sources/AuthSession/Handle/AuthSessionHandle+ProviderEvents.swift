@@ -7,24 +7,21 @@ extension AuthSessionHandle {
     /// Runs synchronously on the publishing thread: when `publish` returns, the status reflects
     /// the event and every observer's callbacks are enqueued.
     func receive(_ event: AuthSessionEvent) {
-        let session = sessionProvider.session
         switch event {
         case .fetchingSession:
-            run(session: session) { $0.fetchingSession() }
+            run { $0.fetchingSession() }
         case .sessionFetched(let isInitialFetch):
-            let snapshot = snapshot(of: session)
-            run(session: session) { $0.sessionFetched(isInitialFetch: isInitialFetch, snapshot: snapshot) }
+            runReadingWorld { $0.sessionFetched(isInitialFetch: isInitialFetch, snapshot: $1) }
         case .sessionFetchFailed(let error):
-            let snapshot = snapshot(of: session)
-            run(session: session) { $0.sessionFetchFailed(error, snapshot: snapshot) }
+            runReadingWorld { $0.sessionFetchFailed(error, snapshot: $1) }
         case .sessionSignIn:
-            run(session: session) { $0.sessionSignIn() }
+            run { $0.sessionSignIn() }
         case .sessionSignedOut(let error):
-            run(session: session) { $0.sessionSignedOut(error: error) }
+            run { $0.sessionSignedOut(error: error) }
         case .sessionUpdated(let updatedSession):
-            run(session: session) { $0.sessionUpdated(updatedSession) }
+            run { $0.sessionUpdated(updatedSession) }
         case .unexpectedError(let error):
-            run(session: session) { $0.unexpectedError(error) }
+            run { $0.unexpectedError(error) }
         }
     }
 
@@ -34,7 +31,7 @@ extension AuthSessionHandle {
         do {
             try sessionProvider.signout(with: reason.error)
         } catch {
-            run(session: sessionProvider.session) { $0.signOutFailed(error) }
+            run { $0.signOutFailed(error) }
         }
     }
 }

@@ -39,22 +39,11 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
     /// Observers conform to ``AuthSessionInterface/AuthSessionDelegate``.
     public typealias Delegate = any AuthSessionDelegate
 
-    /// Everything mutable, behind one lock.
-    struct State {
-        var machine = SessionStateMachine()
-        var subscribers = SubscriberRegistry()
-        /// Owned here; the provider may hold it weakly.
-        var eventProxy: SessionHandleEventProxy?
-        var activationObservation: AppActivationObservation?
-        /// The task running the latest prompt and applying its outcome.
-        var biometricPromptTask: Task<Void, Never>?
-    }
-
     /// The provider that owns the session data.
     public let sessionProvider: AuthSessionProvider
     let biometricAuthenticator: any BiometricAuthenticator
     let clock: any AuthSessionClock
-    let state: ConcurrencySafeContainer<State>
+    let state: ConcurrencySafeContainer<HandleState>
 
     /// Creates a handle with the platform's defaults.
     ///
@@ -95,7 +84,7 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
         self.sessionProvider = sessionProvider
         self.biometricAuthenticator = biometricAuthenticator
         self.clock = clock
-        self.state = ConcurrencySafeContainer(State())
+        self.state = ConcurrencySafeContainer(HandleState())
 
         let eventProxy = SessionHandleEventProxy { [weak self] event in
             self?.receive(event)
@@ -110,7 +99,9 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
     }
 
     deinit {
-        state.withLock { $0.activationObservation }?.cancel()
+        let (observation, prompt) = state.withLock { ($0.activationObservation, $0.biometricPromptTask) }
+        observation?.cancel()
+        prompt?.task.cancel()
     }
 
     // MARK: - Reading the state
@@ -147,22 +138,46 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
 
     // MARK: - Running one input
 
-    /// Runs one step of the machine under the lock, enqueues its notifications in the same
-    /// critical section, then performs its other actions with the lock released.
+    /// How many times an input re-reads the world when other inputs keep changing the state
+    /// between its read and its step; after that it uses its latest read.
+    static var snapshotAttempts: Int { 8 }
+
+    /// Runs one input that decides nothing from the world: one step of the machine under the
+    /// lock, its notifications enqueued in the same critical section, its other actions performed
+    /// with the lock released.
     ///
-    /// - Parameters:
-    ///   - session: The provider's session read before the step; observers receive it.
-    ///   - step: The machine input.
-    func run(
-        session: AuthSessionProvider.AuthSession?,
-        _ step: (inout SessionStateMachine) -> [SessionAction]
-    ) {
+    /// - Parameter step: The machine input; receives the provider's session, for observers.
+    func run(_ step: (inout SessionStateMachine) -> [SessionAction]) {
+        let session = sessionProvider.session
         let effects = state.withLock { state in
-            let actions = step(&state.machine)
-            return dispatch(actions, session: session, to: state.subscribers)
+            state.stepCount &+= 1
+            return dispatch(step(&state.machine), session: session, to: state.subscribers)
         }
-        for effect in effects {
-            perform(effect)
+        perform(effects)
+    }
+
+    /// Runs one input that decides from the world (session, expiry, policies).
+    ///
+    /// The world is read before the lock is taken (reading it calls the provider). If another
+    /// input ran in between, the read may be stale, so it is taken again: the step always
+    /// decides from a read made after the previous step, unless inputs keep racing it
+    /// ``snapshotAttempts`` times.
+    ///
+    /// - Parameter step: The machine input, given the snapshot to decide from.
+    func runReadingWorld(_ step: (inout SessionStateMachine, SessionSnapshot) -> [SessionAction]) {
+        for attempt in 1...Self.snapshotAttempts {
+            let stepCountBefore = state.withLock { $0.stepCount }
+            let session = sessionProvider.session
+            let snapshot = snapshot(of: session)
+            let effects: [SessionAction]? = state.withLock { state in
+                guard state.stepCount == stepCountBefore || attempt == Self.snapshotAttempts else { return nil }
+                state.stepCount &+= 1
+                return dispatch(step(&state.machine, snapshot), session: session, to: state.subscribers)
+            }
+            if let effects {
+                perform(effects)
+                return
+            }
         }
     }
 
@@ -178,4 +193,19 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
             canPerformAuthentication: sessionProvider.canPerformAuthentication()
         )
     }
+}
+
+/// Everything mutable in a handle, behind its one lock.
+///
+/// Not generic (unlike the handle), so every access to it is specialised code.
+struct HandleState {
+    var machine = SessionStateMachine()
+    var subscribers = SubscriberRegistry()
+    /// Owned here; the provider may hold it weakly.
+    var eventProxy: SessionHandleEventProxy?
+    var activationObservation: AppActivationObservation?
+    /// The task running the latest prompt and applying its outcome.
+    var biometricPromptTask: (id: BiometricPromptID, task: Task<Void, Never>)?
+    /// Counts the steps run, so an input can tell whether its read of the world is stale.
+    var stepCount: UInt64 = 0
 }

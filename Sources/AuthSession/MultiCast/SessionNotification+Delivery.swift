@@ -9,19 +9,23 @@ struct NotificationDelivery: Sendable {
     /// The handle, if it still exists when the delivery runs.
     let handle: @Sendable () -> (any AuthSessionHandleProtocol)?
 
-    /// Calls `target` once per notification, in order.
-    func deliver(to target: Subscription.Target) {
+    /// Calls the subscriber once per notification, in order, resolving it before each call so
+    /// that an unsubscribe from inside a callback stops the rest.
+    ///
+    /// - Returns: `false` if the subscriber was gone before the first notification.
+    func deliver(to subscription: Subscription) -> Bool {
         let handle = handle()
-        switch target {
-        case .delegate(let delegate):
-            for notification in notifications {
+        for (index, notification) in notifications.enumerated() {
+            switch subscription.target {
+            case nil:
+                return index > 0
+            case .delegate(let delegate):
                 notification.deliver(to: delegate, handle: handle, session: session)
-            }
-        case .publisher(let publisher):
-            for notification in notifications {
+            case .publisher(let publisher):
                 publisher.publish(notification.delegateEvent, for: handle)
             }
         }
+        return true
     }
 }
 

@@ -53,8 +53,16 @@ final class Subscription: Sendable {
     }
 
     /// The subscriber, or `nil` if it unsubscribed or was deallocated.
+    ///
+    /// Never read with the handle's lock held: the strong reference it returns may be the last
+    /// one, and releasing it runs the subscriber's `deinit`.
     var target: Target? {
         weakTarget.withLock { $0?.target }
+    }
+
+    /// Whether the subscriber is still subscribed and alive. The same caveat as ``target``.
+    var isAlive: Bool {
+        target != nil
     }
 
     /// Stops all deliveries, including those already enqueued.
@@ -65,7 +73,8 @@ final class Subscription: Sendable {
 
 /// The subscribers of one handle, in subscription order.
 ///
-/// Not thread-safe: lives in the handle's locked state.
+/// Not thread-safe: lives in the handle's locked state. Never resolves a subscriber (which
+/// would hold it strongly under the lock); liveness is checked by the handle outside the lock.
 struct SubscriberRegistry {
 
     struct Entry {
@@ -78,7 +87,6 @@ struct SubscriberRegistry {
     /// Adds `subscription` on `queue`; a subscriber already present keeps its place and
     /// moves to `queue`.
     mutating func subscribe(_ subscription: Subscription, queue: DispatchQueue) {
-        removeDeallocated()
         if let index = entries.firstIndex(where: { $0.subscription.id == subscription.id }) {
             entries[index].queue = queue
         } else {
@@ -88,18 +96,12 @@ struct SubscriberRegistry {
 
     /// Removes and cancels the subscriber with `id`, if present.
     mutating func unsubscribe(_ id: Subscription.ID) {
-        removeDeallocated()
         guard let index = entries.firstIndex(where: { $0.subscription.id == id }) else { return }
         entries.remove(at: index).subscription.cancel()
     }
 
-    /// Removes `subscription` (found dead by a delivery).
+    /// Removes `subscription` (found deallocated), if present.
     mutating func remove(_ subscription: Subscription) {
         entries.removeAll { $0.subscription === subscription }
-    }
-
-    /// Drops the entries whose subscriber was deallocated.
-    mutating func removeDeallocated() {
-        entries.removeAll { $0.subscription.target == nil }
     }
 }

@@ -8,7 +8,7 @@ extension SessionStateMachine {
     /// not ready to validate ................................ nothing
     /// activation or manual request while signed out ........ nothing
     /// no session ........................................... signedOut
-    /// prompt on screen ..................................... nothing
+    /// a prompt on screen decides ........................... nothing
     /// local validation allowed, status signedIn or syncing:
     ///   validating, then: expiresIn <= 180 s ............... signedOut + provider sign-out
     ///                     biometrics required .............. prompt
@@ -28,7 +28,7 @@ extension SessionStateMachine {
             setStatus(.signedOut, &actions)
             return
         }
-        guard !isBiometricAuthenticationInProcess else { return }
+        guard !isAwaitingBiometricOutcome else { return }
 
         if snapshot.allowsLocalSessionValidation {
             guard status.allowsLocalValidation else { return }
@@ -55,26 +55,25 @@ extension SessionStateMachine {
     /// ```
     /// no session ........................................... signedOut
     /// local validation off and provider auto-refreshes:
-    ///   prompt on screen ................................... nothing
+    ///   a prompt on screen decides ......................... nothing
     ///   otherwise .......................................... signed in (gated)
     /// otherwise:
     ///   session within its 120 s buffer .................... signedOut + provider sign-out
-    ///   prompt on screen ................................... nothing
+    ///   a prompt on screen decides ......................... nothing
     ///   otherwise .......................................... signed in (gated)
     /// ```
     ///
-    /// "Signed in (gated)" presents the biometric prompt instead while the launch validation is
-    /// still pending and biometrics are required.
+    /// "Signed in (gated)" presents the biometric prompt instead while the biometric gate is
+    /// pending (at launch, and after every entry into `.signedOut`) and biometrics are required.
     mutating func handleSessionStatusOnceFetched(_ snapshot: SessionSnapshot, _ actions: inout [SessionAction]) {
         guard let session = snapshot.session else {
             setStatus(.signedOut, &actions)
             return
         }
-        let trustsProviderRefresh = !snapshot.allowsLocalSessionValidation && snapshot.isSessionAutoRefreshEnabled
-        if !trustsProviderRefresh && session.isSessionExpired {
+        if !snapshot.trustsProviderRefresh && session.isSessionExpired {
             signOut(.sessionExpired, &actions)
-        } else if !isBiometricAuthenticationInProcess {
-            if isLaunchValidationPending && snapshot.canPerformAuthentication {
+        } else if !isAwaitingBiometricOutcome {
+            if isBiometricGatePending && snapshot.canPerformAuthentication {
                 presentBiometricPrompt(&actions)
             } else {
                 setStatus(.signedIn, &actions)

@@ -13,13 +13,18 @@ import Foundation
 /// deferral) with these rules on top:
 /// - at most one biometric prompt is on screen; a trigger while one is up presents nothing;
 /// - an outcome of a prompt that the session outlived (a sign-out or sign-in happened while it
-///   was up) changes nothing: a late success never resurrects `.signedIn`;
+///   was up) changes nothing: a late success never resurrects `.signedIn`. Such an abandoned
+///   prompt blocks nothing; if a decision needs a prompt while it is still on screen, the
+///   decision adopts it rather than presenting a second one;
+/// - a prompt's success re-evaluates the session as it is then (gone or expired while the prompt
+///   was up: signed out), rather than signing in unconditionally;
 /// - an activation or a manual-authentication request never leaves `.signedOut`; only provider
 ///   fetch and sign-in events do;
-/// - the launch gate: until the launch validation ran (or a prompt was shown, or the user
-///   signed in), a fetch result that would sign the user in presents the biometric prompt
-///   instead when biometrics are required, so a failed or out-of-order launch fetch cannot skip
-///   Face ID;
+/// - the biometric gate: at launch, and again whenever the status enters `.signedOut`, a fetch
+///   result that would sign the user in presents the biometric prompt instead (when biometrics
+///   are required) until a validation ran, a prompt was shown or the user signed in. A failed
+///   or out-of-order launch fetch, or a refresh after a sign-out the provider did not carry out,
+///   cannot skip Face ID;
 /// - only the first `sessionFetched(isInitialFetch: true)` runs the launch validation; a repeat
 ///   is evaluated like a refresh, so a duplicated launch fetch cannot prompt twice;
 /// - when the handle decides the session must end (expired, or a biometric failure the provider
@@ -55,13 +60,22 @@ struct SessionStateMachine {
     private(set) var allowsSessionValidationFromNotifications = false
     /// Set when a biometric failure kept the session; pauses validation from activations.
     private(set) var isManualAuthenticationRequired = false
-    /// `true` until the launch validation ran, a prompt was shown or the user signed in.
+    /// `true` until the first `sessionFetched(isInitialFetch: true)`, a prompt or a sign-in:
+    /// only that fetch runs the launch validation, and never after the gate has been passed.
     private(set) var isLaunchValidationPending = true
+    /// `true` at launch and from every entry into `.signedOut` until a validation ran, a prompt
+    /// was shown or the user signed in: a fetch result may not sign in without the prompt.
+    private(set) var isBiometricGatePending = true
+    /// The prompt on screen, if any, whether or not its outcome still matters.
     private(set) var biometricPrompt: BiometricPrompt?
     private var lastPromptID = BiometricPromptID(rawValue: 0)
 
     /// Whether a biometric prompt is on screen.
     var isBiometricAuthenticationInProcess: Bool { biometricPrompt != nil }
+
+    /// Whether a prompt whose outcome will decide the status is on screen; the decision trees
+    /// wait for it. An abandoned prompt does not count.
+    var isAwaitingBiometricOutcome: Bool { biometricPrompt?.isRelevant == true }
 
     // MARK: - Inputs
 
@@ -79,6 +93,7 @@ struct SessionStateMachine {
         isSessionReadyToValidate = true
         if isInitialFetch && isLaunchValidationPending {
             isLaunchValidationPending = false
+            isBiometricGatePending = false
             validateLocalSessionOrAuthenticateIfNeeded(snapshot, trigger: .launchFetch, &actions)
         } else {
             handleSessionStatusOnceFetched(snapshot, &actions)
@@ -102,6 +117,7 @@ struct SessionStateMachine {
     mutating func sessionSignIn() -> [SessionAction] {
         var actions: [SessionAction] = []
         isLaunchValidationPending = false
+        isBiometricGatePending = false
         isManualAuthenticationRequired = false
         biometricPrompt?.isRelevant = false
         setStatus(.signedIn, &actions)
@@ -153,10 +169,13 @@ struct SessionStateMachine {
 
     /// The biometric prompt `id` finished.
     ///
-    /// - Parameter allowsSigningOut: The provider's policy answer for the failure, if it failed.
+    /// - Parameters:
+    ///   - snapshot: The world when the outcome arrived: a success re-evaluates the session.
+    ///   - allowsSigningOut: The provider's policy answer for the failure, if it failed.
     mutating func biometricPromptCompleted(
         _ id: BiometricPromptID,
         result: Result<Void, BiometricAuthenticationError>,
+        snapshot: SessionSnapshot,
         allowsSigningOut: Bool
     ) -> [SessionAction] {
         guard let prompt = biometricPrompt, prompt.id == id else { return [] }
@@ -165,7 +184,13 @@ struct SessionStateMachine {
         var actions: [SessionAction] = []
         switch result {
         case .success:
-            setStatus(.signedIn, &actions)
+            if snapshot.session == nil {
+                setStatus(.signedOut, &actions)
+            } else if snapshot.session?.isSessionExpired == true && !snapshot.trustsProviderRefresh {
+                signOut(.sessionExpired, &actions)
+            } else {
+                setStatus(.signedIn, &actions)
+            }
         case .failure(let error) where allowsSigningOut:
             signOut(.biometricFailure(error), &actions)
         case .failure(let error):
@@ -193,6 +218,7 @@ struct SessionStateMachine {
         }
         if newStatus == .signedOut {
             biometricPrompt?.isRelevant = false
+            isBiometricGatePending = true
         }
         actions.append(.notify(.statusChanged(from: oldStatus, to: newStatus)))
     }
@@ -203,15 +229,21 @@ struct SessionStateMachine {
         actions.append(.signOut(reason))
     }
 
-    /// Puts a biometric prompt on screen.
+    /// Puts a biometric prompt on screen, or adopts the abandoned one still there.
     mutating func presentBiometricPrompt(_ actions: inout [SessionAction]) {
-        lastPromptID = BiometricPromptID(rawValue: lastPromptID.rawValue + 1)
-        biometricPrompt = BiometricPrompt(id: lastPromptID, isRelevant: true)
         isLaunchValidationPending = false
+        isBiometricGatePending = false
         isManualAuthenticationRequired = false
         allowsSessionValidationFromNotifications = false
-        setStatus(.biometricAuthentication, &actions)
-        actions.append(.presentBiometricPrompt(lastPromptID))
+        if biometricPrompt != nil {
+            biometricPrompt?.isRelevant = true
+            setStatus(.biometricAuthentication, &actions)
+        } else {
+            lastPromptID = BiometricPromptID(rawValue: lastPromptID.rawValue + 1)
+            biometricPrompt = BiometricPrompt(id: lastPromptID, isRelevant: true)
+            setStatus(.biometricAuthentication, &actions)
+            actions.append(.presentBiometricPrompt(lastPromptID))
+        }
     }
 }
 
@@ -238,6 +270,9 @@ struct SessionSnapshot: Hashable, Sendable {
     var allowsLocalSessionValidation: Bool
     var isSessionAutoRefreshEnabled: Bool
     var canPerformAuthentication: Bool
+
+    /// Local validation off and the provider refreshing itself: expiry is the provider's business.
+    var trustsProviderRefresh: Bool { !allowsLocalSessionValidation && isSessionAutoRefreshEnabled }
 }
 
 /// Why the handle asks the provider to sign out.

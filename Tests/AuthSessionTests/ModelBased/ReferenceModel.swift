@@ -44,7 +44,10 @@ struct ReferenceModel {
     private var pendingProviderSignOuts = 0
     private var hasFetchResult = false
     private var armedByActivation = false
-    private var launchGateOpen = true
+    /// Only the first launch fetch validates.
+    private var launchFetchPending = true
+    /// Fetch results may not sign in without a prompt: at launch and after every sign-out.
+    private var gateClosed = true
 
     private var secondsLeft: TimeInterval? { expiresAt.map { $0 - now.timeIntervalSince1970 } }
 
@@ -56,8 +59,9 @@ struct ReferenceModel {
             move(to: .syncing)
         case .sessionFetched(let initial):
             hasFetchResult = true
-            if initial && launchGateOpen {
-                launchGateOpen = false
+            if initial && launchFetchPending {
+                launchFetchPending = false
+                gateClosed = false
                 validate(fromLaunch: true)
             } else {
                 evaluateAfterFetch()
@@ -111,7 +115,14 @@ struct ReferenceModel {
             guard promptMatters else { break }
             switch outcome {
             case .success:
-                move(to: .signedIn)
+                // The gate passed; the session is judged as it is now.
+                if secondsLeft == nil {
+                    move(to: .signedOut)
+                } else if secondsLeft! < 120 && !(autoRefresh && !localValidation) {
+                    endSession()
+                } else {
+                    move(to: .signedIn)
+                }
             case .failure(let error) where keptErrors.contains(error):
                 isManualAuthenticationRequired = true
                 move(to: .signedIn)
@@ -139,7 +150,7 @@ struct ReferenceModel {
             move(to: .signedOut)
             return
         }
-        if isPromptOnScreen { return }
+        if isPromptOnScreen && promptMatters { return }
         if localValidation {
             guard status == .signedIn || status == .syncing else { return }
             move(to: .validating)
@@ -165,9 +176,9 @@ struct ReferenceModel {
         let providerRefreshes = !localValidation && autoRefresh
         if !providerRefreshes && secondsLeft < 120 {
             endSession()
-        } else if isPromptOnScreen {
+        } else if isPromptOnScreen && promptMatters {
             return
-        } else if launchGateOpen && biometricEnabled {
+        } else if gateClosed && biometricEnabled {
             presentPrompt()
         } else {
             move(to: .signedIn)
@@ -184,15 +195,19 @@ struct ReferenceModel {
         }
         if newStatus == .signedOut {
             promptMatters = false
+            gateClosed = true
         }
         status = newStatus
     }
 
     private mutating func presentPrompt() {
-        promptsPresented += 1
+        if !isPromptOnScreen {
+            promptsPresented += 1  // otherwise the prompt still up is reused
+        }
         isPromptOnScreen = true
         promptMatters = true
-        launchGateOpen = false
+        gateClosed = false
+        launchFetchPending = false
         isManualAuthenticationRequired = false
         armedByActivation = false
         move(to: .biometricAuthentication)
@@ -200,7 +215,8 @@ struct ReferenceModel {
 
     private mutating func signIn() {
         if mutation == .ignoresSignIn { return }
-        launchGateOpen = false
+        launchFetchPending = false
+        gateClosed = false
         isManualAuthenticationRequired = false
         promptMatters = false
         move(to: .signedIn)

@@ -1,10 +1,10 @@
 import Foundation
 
-/// Runs `body(0..<count)` on `count` threads of their own, started together, and returns when
-/// all have finished.
+/// Starts `body(0..<count)` on `count` threads of their own, released together; the group is
+/// left when all have finished.
 ///
 /// Real threads (not a pool) so that every writer genuinely runs in parallel with the others.
-func onParallelThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
+private func startParallelThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> DispatchGroup {
     let group = DispatchGroup()
     let start = DispatchSemaphore(value: 0)
     for index in 0..<count {
@@ -20,8 +20,29 @@ func onParallelThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) 
     for _ in 0..<count {
         start.signal()
     }
+    return group
+}
+
+/// Runs `body(0..<count)` on `count` threads of their own, started together, and returns when
+/// all have finished.
+func onParallelThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
+    let group = startParallelThreads(count, body)
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         group.notify(queue: .global()) { continuation.resume() }
+    }
+}
+
+/// Like ``onParallelThreads(_:_:)``, but stops waiting after `timeout` seconds, a safety net
+/// that turns a deadlock into a failure instead of a hung test run.
+///
+/// - Returns: `false` if the threads had not all finished in time.
+func onParallelThreads(_ count: Int, timeout: TimeInterval, _ body: @escaping @Sendable (Int) -> Void) async -> Bool {
+    let group = startParallelThreads(count, body)
+    return await withCheckedContinuation { continuation in
+        Thread {
+            continuation.resume(returning: group.wait(timeout: .now() + timeout) == .success)
+        }
+        .start()
     }
 }
 

@@ -101,7 +101,12 @@ enum MachineFixture {
     static func manualAuthenticationRequired() -> SessionStateMachine {
         var machine = ready(in: .biometricAuthentication)
         let id = machine.biometricPrompt!.id
-        _ = machine.biometricPromptCompleted(id, result: .failure(.canceledByUser), allowsSigningOut: false)
+        _ = machine.biometricPromptCompleted(
+            id,
+            result: .failure(.canceledByUser),
+            snapshot: snapshot(),
+            allowsSigningOut: false
+        )
         precondition(machine.isManualAuthenticationRequired && machine.status == .signedIn)
         return machine
     }
