@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "AuthSession", targets: ["AuthSession"]),
         .library(name: "AuthSessionMocks", targets: ["AuthSessionMocks"]),
         .executable(name: "auth-session-demo", targets: ["AuthSessionDemo"]),
+        .executable(name: "auth-session-bench", targets: ["AuthSessionBenchmarks"]),
     ],
     targets: [
         // MARK: Contract
@@ -53,6 +54,10 @@ let package = Package(
         .executableTarget(
             name: "AuthSessionDemo",
             dependencies: ["AuthSession", "AuthSessionInterface", "AuthSessionMocks"]
+        ),
+        .executableTarget(
+            name: "AuthSessionBenchmarks",
+            dependencies: ["AuthSession", "AuthSessionInterface"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,107 @@
+import Foundation
+
+/// `auth-session-bench`: each figure beside a baseline measured in the same run, as a ratio.
+///
+/// `swift run -c release auth-session-bench [--json] [--repetitions N]`
+@main
+enum AuthSessionBenchmarks {
+
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let json = arguments.contains("--json")
+        var repetitions = 15
+        if let index = arguments.firstIndex(of: "--repetitions"), index + 1 < arguments.count,
+            let value = Int(arguments[index + 1]), value > 0
+        {
+            repetitions = value
+        }
+        #if DEBUG
+        FileHandle.standardError.write(
+            Data(
+                "warning: this is a debug build; figures mean little. Run `swift run -c release auth-session-bench`.\n"
+                    .utf8
+            )
+        )
+        #endif
+
+        let comparisons: [() -> Comparison] = [
+            Benchmarks.statusRead, Benchmarks.eventTransition, { Benchmarks.fanOut(to: 1) },
+            { Benchmarks.fanOut(to: 32) },
+            { Benchmarks.fanOut(to: 1_000) }, Benchmarks.construction, Benchmarks.burst,
+        ]
+        var results: [Comparison.Result] = []
+        for make in comparisons {
+            let result = make().measure(repetitions: repetitions)
+            results.append(result)
+            if !json {
+                printRow(result)
+            }
+        }
+        if json {
+            printJSON(results, repetitions: repetitions)
+        } else {
+            emit("\n\(repetitions) timed repetitions after one warm-up; median (±half the 10–90th percentile spread).")
+        }
+    }
+
+    private static func format(_ samples: Samples) -> String {
+        let value = samples.median
+        let text =
+            value >= 1_000_000
+            ? String(format: "%.2f ms", value / 1_000_000)
+            : value >= 1_000 ? String(format: "%.2f µs", value / 1_000) : String(format: "%.1f ns", value)
+        return "\(text) ±\(Int((samples.spread * 100).rounded()))%"
+    }
+
+    private static func printRow(_ result: Comparison.Result) {
+        let comparison = result.comparison
+        let goal =
+            comparison.goal.map { String(format: "goal ≤ %.1f %@", $0, result.meetsGoal == true ? "✔" : "✘") } ?? ""
+        emit(comparison.name)
+        emit(
+            "  \(comparison.subjectLabel.padding(toLength: 46, withPad: " ", startingAt: 0)) \(format(result.subject))"
+        )
+        emit(
+            "  \(comparison.baselineLabel.padding(toLength: 46, withPad: " ", startingAt: 0)) \(format(result.baseline))"
+        )
+        emit("  ratio \(String(format: "%.2f", result.ratio))x  \(goal)")
+    }
+
+    private static func printJSON(_ results: [Comparison.Result], repetitions: Int) {
+        var entries: [[String: Any]] = []
+        for result in results {
+            var entry: [String: Any] = [
+                "name": result.comparison.name,
+                "unit": result.comparison.unit,
+                "subject": summary(result.subject, label: result.comparison.subjectLabel),
+                "baseline": summary(result.baseline, label: result.comparison.baselineLabel),
+                "ratio": result.ratio,
+            ]
+            if let goal = result.comparison.goal {
+                entry["goal"] = goal
+                entry["meetsGoal"] = result.meetsGoal
+            }
+            entries.append(entry)
+        }
+        var document: [String: Any] = ["repetitions": repetitions, "benchmarks": entries]
+        #if DEBUG
+        document["build"] = "debug"
+        #else
+        document["build"] = "release"
+        #endif
+        let data = try! JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
+        emit(String(decoding: data, as: UTF8.self))
+    }
+
+    private static func summary(_ samples: Samples, label: String) -> [String: Any] {
+        [
+            "label": label, "median": samples.median, "p10": samples.low, "p90": samples.high,
+            "samples": samples.values.count,
+        ]
+    }
+}
+
+/// Writes a line to standard output at once (no buffering), so progress shows while it runs.
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
