@@ -2,7 +2,7 @@ import Foundation
 
 /// `auth-session-bench`: each figure beside a baseline measured in the same run, as a ratio.
 ///
-/// `swift run -c release auth-session-bench [--json] [--repetitions N]`
+/// `swift run -c release auth-session-bench [--json] [--repetitions N] [--filter TEXT]`
 @main
 enum AuthSessionBenchmarks {
 
@@ -24,13 +24,21 @@ enum AuthSessionBenchmarks {
         )
         #endif
 
-        let comparisons: [() -> Comparison] = [
-            Benchmarks.statusRead, Benchmarks.eventTransition, { Benchmarks.fanOut(to: 1) },
-            { Benchmarks.fanOut(to: 32) },
-            { Benchmarks.fanOut(to: 1_000) }, Benchmarks.construction, Benchmarks.burst,
+        var filter: String?
+        if let index = arguments.firstIndex(of: "--filter"), index + 1 < arguments.count {
+            filter = arguments[index + 1]
+        }
+        let comparisons: [(name: String, make: () -> Comparison)] = [
+            ("status read", Benchmarks.statusRead),
+            ("provider event", Benchmarks.eventTransition),
+            ("fan-out 1", { Benchmarks.fanOut(to: 1) }),
+            ("fan-out 32", { Benchmarks.fanOut(to: 32) }),
+            ("fan-out 1000", { Benchmarks.fanOut(to: 1_000) }),
+            ("construction", Benchmarks.construction),
+            ("burst", Benchmarks.burst),
         ]
         var results: [Comparison.Result] = []
-        for make in comparisons {
+        for (name, make) in comparisons where filter.map({ name.contains($0) }) ?? true {
             let result = make().measure(repetitions: repetitions)
             results.append(result)
             if !json {

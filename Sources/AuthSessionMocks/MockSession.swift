@@ -6,7 +6,9 @@ import Foundation
 /// Its `description` never shows the token.
 ///
 /// All operations are thread-safe.
-public struct MockSession: AuthSessionProtocol, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct MockSession: AuthSessionProtocol, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
 
     /// The bearer token.
     public var accessToken: String
@@ -50,6 +52,15 @@ public struct MockSession: AuthSessionProtocol, Hashable, CustomStringConvertibl
         "MockSession(user: \(user.identifier), expiresAt: \(expiresAt), accessToken: <redacted>)"
     }
 
-    /// The same as ``description``: a debugger or `dump` never shows the token either.
+    /// The same as ``description``: `debugPrint` never shows the token either.
     public var debugDescription: String { description }
+
+    /// The user and the expiry, with the token replaced: `dump` never shows it.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: ["user": user, "expiresAt": expiresAt, "accessToken": "<redacted>"],
+            displayStyle: .struct
+        )
+    }
 }

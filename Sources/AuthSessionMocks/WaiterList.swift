@@ -28,6 +28,19 @@ struct WaiterList<State>: Sendable {
         let id: UInt64
         let isSatisfied: @Sendable (State) -> Bool
         let continuation: CheckedContinuation<Void, any Error>
+        /// The safety-net timer, cancelled once the waiter is resumed.
+        var timeout: Task<Void, Never>?
+    }
+
+    /// A waiter taken off the list, to resume outside the lock.
+    struct Ready: Sendable {
+        let continuation: CheckedContinuation<Void, any Error>
+        let timeout: Task<Void, Never>?
+
+        func resume() {
+            timeout?.cancel()
+            continuation.resume()
+        }
     }
 
     private var waiters: [Waiter] = []
@@ -42,15 +55,22 @@ struct WaiterList<State>: Sendable {
         return lastID
     }
 
-    /// Removes and returns the continuations whose condition holds for `state`.
-    mutating func takeSatisfied(by state: State) -> [CheckedContinuation<Void, any Error>] {
-        var satisfied: [CheckedContinuation<Void, any Error>] = []
+    /// Removes and returns the waiters whose condition holds for `state`.
+    mutating func takeSatisfied(by state: State) -> [Ready] {
+        var satisfied: [Ready] = []
         waiters.removeAll { waiter in
             guard waiter.isSatisfied(state) else { return false }
-            satisfied.append(waiter.continuation)
+            satisfied.append(Ready(continuation: waiter.continuation, timeout: waiter.timeout))
             return true
         }
         return satisfied
+    }
+
+    /// Gives waiter `id` its timer; `false` if it was already resumed (cancel the timer then).
+    mutating func attach(_ timeout: Task<Void, Never>, to id: UInt64) -> Bool {
+        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return false }
+        waiters[index].timeout = timeout
+        return true
     }
 
     /// Removes and returns the waiter `id`, if it is still waiting.
@@ -77,8 +97,8 @@ extension ConcurrencySafeContainer where Value: WaitableState {
             state.waiters = waiters
             return (result, ready)
         }
-        for continuation in ready {
-            continuation.resume()
+        for waiter in ready {
+            waiter.resume()
         }
         return result
     }

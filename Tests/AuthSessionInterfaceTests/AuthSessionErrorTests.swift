@@ -63,10 +63,16 @@ struct AuthSessionErrorTests {
             "password: s3cr3t-value",
             "bad jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig rejected",
             "opaque QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlq rejected",
+            "invalid token 9f86d081884c7d659a2feaa0c55ad015 rejected",
+            "GET /cb?code=s3cr3t-value&state=x failed",
+            "x-api-key=s3cr3t-value rejected",
         ]
     )
     func tokensAreRedacted(message: String) {
-        let secrets = ["abc.def-123", "s3cr3t-value", "rt-s3cr3t-value", "eyJhbGci", "QUJDREVGR0hJSktMTU5PUFFS"]
+        let secrets = [
+            "abc.def-123", "s3cr3t-value", "rt-s3cr3t-value", "eyJhbGci", "QUJDREVGR0hJSktMTU5PUFFS",
+            "9f86d081884c7d659a2feaa0c55ad015",
+        ]
         let cause = underlying(message)
         let errors: [AuthSessionError] = [
             .networkFailure(error: cause), .biometricAuthFailure(error: cause), .userUpdateFailure(error: cause),
@@ -82,9 +88,22 @@ struct AuthSessionErrorTests {
         }
     }
 
+    @Test("dump and reflection never reach the underlying error")
+    func dumpIsRedacted() {
+        let cause = underlying("Authorization: Bearer s3cr3t-value")
+        var dumped = ""
+        dump(AuthSessionError.networkFailure(error: cause), to: &dumped)
+        #expect(!dumped.contains("s3cr3t"))
+        #expect(dumped.contains("<redacted>"))
+        var dumpedEvent = ""
+        dump(AuthSessionEvent.sessionFetchFailed(cause), to: &dumpedEvent)
+        dump(AuthSessionDelegateEvent.logout(error: cause), to: &dumpedEvent)
+        #expect(!dumpedEvent.contains("s3cr3t"))
+    }
+
     @Test("ordinary words, identifiers and UUIDs survive redaction")
     func ordinaryTextSurvives() {
-        let message = "The token expired for request E621E1F8-C36C-495A-93FC-0C247A3E6E5F; code=42, user ada."
+        let message = "The token expired for request E621E1F8-C36C-495A-93FC-0C247A3E6E5F; status=42, user ada."
         let error = AuthSessionError.networkFailure(error: underlying(message))
         #expect(error.errorDescription == "Network request failed: \(message)")
     }

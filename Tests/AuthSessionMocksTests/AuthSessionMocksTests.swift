@@ -280,6 +280,10 @@ struct RecordingDelegateTests {
         )
         #expect(session.description == "MockSession(user: ada, expiresAt: 10.0, accessToken: <redacted>)")
         #expect(String(reflecting: session) == session.description)
+        var dumped = ""
+        dump(session, to: &dumped)
+        #expect(!dumped.contains("s3cr3t"))
+        #expect(dumped.contains("ada"))
         #expect(session.expiresIn(at: Date(timeIntervalSince1970: 4)) == 6)
     }
 }

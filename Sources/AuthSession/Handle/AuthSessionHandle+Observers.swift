@@ -98,14 +98,17 @@ extension AuthSessionHandle {
         }
         guard !notifications.isEmpty, !subscribers.entries.isEmpty else { return effects }
 
-        let delivery = NotificationDelivery(notifications: notifications, session: session) { [weak self] in self }
+        let delivery = NotificationDelivery(
+            notifications: notifications,
+            session: session,
+            handle: { [weak self] in self },
+            removeSubscription: { [weak self] subscription in
+                self?.state.withLock { $0.subscribers.remove(subscription) }
+            }
+        )
         for entry in subscribers.entries {
             let subscription = entry.subscription
-            entry.queue.async { [weak self] in
-                if !delivery.deliver(to: subscription) {
-                    self?.state.withLock { $0.subscribers.remove(subscription) }
-                }
-            }
+            entry.queue.async { delivery.run(for: subscription) }
         }
         return effects
     }

@@ -67,7 +67,9 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
     ///
     /// The event proxy and the authenticator exist before the provider's
     /// `initializeSessionProvider(for:)` is called, so a provider that publishes synchronously
-    /// from it is handled like any other.
+    /// from it is handled like any other. Callbacks for those events reach no observer, since
+    /// none can subscribe before the initializer returns: read ``sessionStatus`` once you have
+    /// subscribed.
     ///
     /// - Parameters:
     ///   - sessionProvider: The provider that owns the session data.

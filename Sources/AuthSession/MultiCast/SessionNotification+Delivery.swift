@@ -1,13 +1,37 @@
 import AuthSessionInterface
 
 /// The notifications of one step, ready to hand to any subscriber on its queue.
-struct NotificationDelivery: Sendable {
+///
+/// One object per step, shared by every subscriber's delivery: a fan-out costs one retain per
+/// subscriber, not one copy.
+final class NotificationDelivery: Sendable {
 
     let notifications: [SessionNotification]
     /// The provider's session when the step ran.
     let session: (any AuthSessionProtocol)?
     /// The handle, if it still exists when the delivery runs.
     let handle: @Sendable () -> (any AuthSessionHandleProtocol)?
+    /// Drops a subscription found deallocated.
+    let removeSubscription: @Sendable (Subscription) -> Void
+
+    init(
+        notifications: [SessionNotification],
+        session: (any AuthSessionProtocol)?,
+        handle: @escaping @Sendable () -> (any AuthSessionHandleProtocol)?,
+        removeSubscription: @escaping @Sendable (Subscription) -> Void
+    ) {
+        self.notifications = notifications
+        self.session = session
+        self.handle = handle
+        self.removeSubscription = removeSubscription
+    }
+
+    /// Delivers to `subscription`, and drops it if its subscriber is gone.
+    func run(for subscription: Subscription) {
+        if !deliver(to: subscription) {
+            removeSubscription(subscription)
+        }
+    }
 
     /// Calls the subscriber once per notification, in order, resolving it before each call so
     /// that an unsubscribe from inside a callback stops the rest.

@@ -74,7 +74,7 @@ extension AuthSessionError: LocalizedError {
     }
 }
 
-extension AuthSessionError: CustomStringConvertible, CustomDebugStringConvertible {
+extension AuthSessionError: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
 
     /// The case name and the redacted user-facing sentence, safe for logs.
     public var description: String {
@@ -85,6 +85,12 @@ extension AuthSessionError: CustomStringConvertible, CustomDebugStringConvertibl
     /// `userInfo`, where a token could hide.
     public var debugDescription: String {
         description
+    }
+
+    /// A mirror with the redacted description as its only child, so `dump` and debuggers that
+    /// walk the value never reach the underlying error.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["description": description], displayStyle: .enum)
     }
 
     private var caseName: String {

@@ -31,7 +31,13 @@ public enum AuthSessionEvent: Sendable {
     case unexpectedError(AuthSessionError)
 }
 
-extension AuthSessionEvent: CustomStringConvertible {
+extension AuthSessionEvent: CustomStringConvertible, CustomReflectable {
+
+    /// A mirror with the token-free description as its only child: `dump` never walks into a
+    /// session or an error.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["description": description], displayStyle: .enum)
+    }
 
     /// A short, token-free summary such as `sessionFetched(initial)`; a session's contents are
     /// never printed.

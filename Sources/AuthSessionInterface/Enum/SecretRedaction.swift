@@ -6,16 +6,22 @@
 /// - the value after a key that names a secret (`access_token=`, `refresh_token:`, `token=`,
 ///   `password=` …);
 /// - JWT-shaped words (`eyJ…` with two dots);
-/// - any run of 40 or more token characters (`A-Z a-z 0-9 - _ . ~ + / =`).
+/// - any run of 40 or more token characters (`A-Z a-z 0-9 - _ . ~ + / =`), and any run of 24 or
+///   more that mixes letters and digits, except a UUID.
 enum SecretRedaction {
 
     static let placeholder = "<redacted>"
 
     private static let minimumOpaqueLength = 40
+    private static let minimumMixedLength = 24
     private static let credentialSchemes: Set<String> = ["bearer", "basic"]
+    /// A key containing one of these names a secret.
     private static let secretKeyFragments = [
-        "token", "secret", "password", "passwd", "credential", "apikey", "api_key",
+        "token", "secret", "password", "passwd", "credential", "apikey", "api_key", "api-key", "authorization",
+        "signature", "assertion",
     ]
+    /// A key equal to one of these names a secret.
+    private static let secretKeys: Set<String> = ["key", "sig", "code", "jwt", "otp", "pin", "auth"]
 
     /// `text` with every secret-looking word replaced by ``placeholder``.
     static func redacting(_ text: String) -> String {
@@ -37,7 +43,8 @@ enum SecretRedaction {
             let word = text[index..<end]
             if redactNextWord || looksSecret(word) {
                 output += placeholder
-                redactNextWord = false
+                // `Authorization: Bearer x`: the scheme is redacted, and so is what follows it.
+                redactNextWord = credentialSchemes.contains(word.lowercased()) && text[end...].first == " "
             } else if let (key, value) = keyValue(word), namesSecret(key), !value.isEmpty {
                 output += key + "=" + placeholder
             } else {
@@ -56,7 +63,14 @@ enum SecretRedaction {
 
     private static func looksSecret(_ word: Substring) -> Bool {
         if word.count >= minimumOpaqueLength { return true }
-        return word.hasPrefix("eyJ") && word.filter { $0 == "." }.count == 2
+        if word.hasPrefix("eyJ") && word.filter({ $0 == "." }).count == 2 { return true }
+        return word.count >= minimumMixedLength && word.contains(where: \.isLetter) && word.contains(where: \.isNumber)
+            && !isUUID(word)
+    }
+
+    private static func isUUID(_ word: Substring) -> Bool {
+        let groups = word.split(separator: "-", omittingEmptySubsequences: false)
+        return groups.map(\.count) == [8, 4, 4, 4, 12] && groups.allSatisfy { $0.allSatisfy(\.isHexDigit) }
     }
 
     /// `key=value` split at the first `=`, or `nil` when the word has none.
@@ -67,7 +81,7 @@ enum SecretRedaction {
 
     private static func namesSecret(_ key: Substring) -> Bool {
         let lowered = key.lowercased()
-        return secretKeyFragments.contains { lowered.contains($0) }
+        return secretKeys.contains(lowered) || secretKeyFragments.contains { lowered.contains($0) }
     }
 
     /// Whether `word`, followed by `rest`, announces a secret as the next word: `Bearer x`,

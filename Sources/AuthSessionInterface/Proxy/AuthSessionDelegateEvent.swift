@@ -30,7 +30,13 @@ public enum AuthSessionDelegateEvent: Sendable {
     case userUpdate
 }
 
-extension AuthSessionDelegateEvent: CustomStringConvertible {
+extension AuthSessionDelegateEvent: CustomStringConvertible, CustomReflectable {
+
+    /// A mirror with the token-free description as its only child: `dump` never walks into an
+    /// underlying error.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["description": description], displayStyle: .enum)
+    }
 
     /// A short, token-free summary such as `statusChanged(syncing → signedIn)` or
     /// `logout(AuthSessionError.sessionExpired: …)`.

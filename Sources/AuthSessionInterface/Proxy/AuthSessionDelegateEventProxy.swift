@@ -22,8 +22,11 @@
 /// ```
 ///
 /// Conformers invoke the closure on the main actor, once per event, in order, and never inspect
-/// or change the event. They usually also conform to ``AuthSessionDelegateEventPublisher`` so a
-/// handle can feed them.
+/// or change the event.
+///
+/// The protocol holds only the initializer, so a value of type `any AuthSessionDelegateEventProxy`
+/// cannot be fed by itself. A handle is fed through ``AuthSessionDelegateEventPublisher``: give
+/// it a type that conforms to both, such as the engine's `SessionDelegateEventProxy`.
 public protocol AuthSessionDelegateEventProxy: Sendable {
 
     /// Creates a proxy that hands every event to `eventListening` on the main actor.

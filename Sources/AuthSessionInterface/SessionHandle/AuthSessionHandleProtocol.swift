@@ -18,6 +18,10 @@ where Delegate == any AuthSessionDelegate {
     var session: AuthSessionProvider.AuthSession? { get }
 
     /// The current status of the session.
+    ///
+    /// `SessionStatus` is an associated type, so a fake handle declares a concrete status type
+    /// (`var sessionStatus: MyStatus`, or the engine's `AuthSessionStatus`), not
+    /// `any AuthSessionStatusProtocol`.
     var sessionStatus: SessionStatus { get }
 
     /// Whether a biometric prompt is on screen now.
