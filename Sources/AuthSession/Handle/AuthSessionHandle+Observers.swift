@@ -78,14 +78,16 @@ extension AuthSessionHandle {
         }
     }
 
-    /// Enqueues the notifications among `actions` for every subscriber and returns the rest.
+    /// Enqueues the notifications among `actions` for every subscriber, yields them to every
+    /// async-sequence consumer, and returns the rest.
     ///
     /// Called with the lock held: enqueuing is not a call-out, and doing it here is what keeps
     /// every subscriber's view of the status a chain.
     func dispatch(
         _ actions: [SessionAction],
         session: AuthSessionProvider.AuthSession?,
-        to subscribers: SubscriberRegistry
+        to subscribers: SubscriberRegistry,
+        streams: StreamRegistry
     ) -> [SessionAction] {
         var notifications: [SessionNotification] = []
         var effects: [SessionAction] = []
@@ -96,7 +98,11 @@ extension AuthSessionHandle {
                 effects.append(action)
             }
         }
-        guard !notifications.isEmpty, !subscribers.entries.isEmpty else { return effects }
+        guard !notifications.isEmpty else { return effects }
+        if !streams.isEmpty {
+            streams.yield(notifications)
+        }
+        guard !subscribers.entries.isEmpty else { return effects }
 
         let delivery = NotificationDelivery(
             notifications: notifications,

@@ -101,9 +101,12 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
     }
 
     deinit {
-        let (observation, prompt) = state.withLock { ($0.activationObservation, $0.biometricPromptTask) }
+        let (observation, prompt, finishStreams) = state.withLock {
+            ($0.activationObservation, $0.biometricPromptTask, $0.streams.removeAll())
+        }
         observation?.cancel()
         prompt?.task.cancel()
+        finishStreams()
     }
 
     // MARK: - Reading the state
@@ -153,7 +156,7 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
         let session = sessionProvider.session
         let effects = state.withLock { state in
             state.stepCount &+= 1
-            return dispatch(step(&state.machine), session: session, to: state.subscribers)
+            return dispatch(step(&state.machine), session: session, to: state.subscribers, streams: state.streams)
         }
         perform(effects)
     }
@@ -174,7 +177,12 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
             let effects: [SessionAction]? = state.withLock { state in
                 guard state.stepCount == stepCountBefore || attempt == Self.snapshotAttempts else { return nil }
                 state.stepCount &+= 1
-                return dispatch(step(&state.machine, snapshot), session: session, to: state.subscribers)
+                return dispatch(
+                    step(&state.machine, snapshot),
+                    session: session,
+                    to: state.subscribers,
+                    streams: state.streams
+                )
             }
             if let effects {
                 perform(effects)
@@ -203,6 +211,7 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
 struct HandleState {
     var machine = SessionStateMachine()
     var subscribers = SubscriberRegistry()
+    var streams = StreamRegistry()
     /// Owned here; the provider may hold it weakly.
     var eventProxy: SessionHandleEventProxy?
     var activationObservation: AppActivationObservation?

@@ -1,0 +1,74 @@
+import AuthSessionInterface
+
+extension AuthSessionHandle {
+
+    /// The session status as an async sequence: the status now, then every change, in order.
+    ///
+    /// Each call creates a consumer of its own. Its view is the same chain delegates see: no gap,
+    /// no repeat (two consecutive elements always differ), whatever threads drive the handle.
+    /// The buffer is unbounded, so a slow consumer never loses a change; statuses are small, and
+    /// a consumer that stops iterating (its task is cancelled, or it drops the sequence) is
+    /// removed. The sequence finishes when the handle is deallocated.
+    ///
+    /// ```swift
+    /// for await status in handle.statusUpdates() {
+    ///     render(status)
+    /// }
+    /// ```
+    ///
+    /// - Returns: A sequence that starts with the current status.
+    public func statusUpdates() -> AsyncStream<AuthSessionStatus> {
+        let (stream, continuation) = AsyncStream.makeStream(of: AuthSessionStatus.self, bufferingPolicy: .unbounded)
+        let id = state.withLock { state in
+            continuation.yield(state.machine.status)
+            return state.streams.add(continuation)
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.removeStream(id)
+        }
+        return stream
+    }
+
+    /// Every delegate callback as an ``AuthSessionInterface/AuthSessionDelegateEvent``, in the
+    /// order delegates receive them, from now on.
+    ///
+    /// The same buffering, removal and finishing rules as ``statusUpdates()``.
+    ///
+    /// - Returns: A sequence of the events that happen after the call.
+    public func delegateEvents() -> AsyncStream<AuthSessionDelegateEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: AuthSessionDelegateEvent.self,
+            bufferingPolicy: .unbounded
+        )
+        let id = state.withLock { $0.streams.add(continuation) }
+        continuation.onTermination = { [weak self] _ in
+            self?.removeStream(id)
+        }
+        return stream
+    }
+
+    /// Waits for the first status that satisfies `predicate`, starting with the current one.
+    ///
+    /// ```swift
+    /// let settled = try await handle.firstStatus { !$0.isLoadingStatus }
+    /// ```
+    ///
+    /// - Parameter predicate: The condition, for example "not loading" or "signed in".
+    /// - Returns: The first matching status.
+    /// - Throws: `CancellationError` if the task is cancelled before a status matches.
+    public func firstStatus(where predicate: @Sendable (AuthSessionStatus) -> Bool) async throws -> AuthSessionStatus {
+        for await status in statusUpdates() where predicate(status) {
+            return status
+        }
+        throw CancellationError()
+    }
+
+    /// The number of live async-sequence consumers.
+    var streamConsumerCount: Int {
+        state.withLock { $0.streams.count }
+    }
+
+    private func removeStream(_ id: UInt64) {
+        state.withLock { $0.streams.remove(id) }
+    }
+}
