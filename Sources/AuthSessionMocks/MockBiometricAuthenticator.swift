@@ -11,7 +11,7 @@ import Foundation
 /// ```
 ///
 /// Prompts end in the order they were presented. A prompt whose task is cancelled ends with
-/// ``AuthSessionInterface/BiometricAuthenticationError/canceledBySystem``.
+/// `BiometricAuthenticationError.canceledBySystem`.
 ///
 /// All operations are thread-safe.
 public final class MockBiometricAuthenticator: BiometricAuthenticator {

@@ -79,7 +79,7 @@ public final class RecordingAuthSessionDelegate: AuthSessionDelegate {
         records.map(\.event)
     }
 
-    /// Every status change received whose values are ``AuthSession/AuthSessionStatus``.
+    /// Every status change received whose values are `AuthSessionStatus`.
     public var statusChanges: [StatusChange] {
         events.compactMap(Self.statusChange)
     }

@@ -20,7 +20,7 @@ public struct MockTimeoutError: Error, CustomStringConvertible {
 
 /// Continuations waiting for a condition on some state; lives inside that state's lock.
 ///
-/// Not thread-safe: keep it in a ``AuthSession/ConcurrencySafeContainer`` with the state it
+/// Not thread-safe: keep it in a `ConcurrencySafeContainer` with the state it
 /// watches.
 struct WaiterList<State>: Sendable {
 

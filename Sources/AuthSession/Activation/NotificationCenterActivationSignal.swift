@@ -32,9 +32,9 @@ extension Notification.Name {
 
 /// An ``AppActivationSignal`` fed by a `NotificationCenter` notification.
 ///
-/// By default it listens to ``Foundation/Notification/Name/authSessionPlatformDidBecomeActive``
+/// By default it listens to `Notification.Name.authSessionPlatformDidBecomeActive`
 /// on `NotificationCenter.default`: UIKit's and AppKit's own notification on Apple platforms; on
-/// Linux the client posts ``Foundation/Notification/Name/authSessionApplicationDidBecomeActive``
+/// Linux the client posts `Notification.Name.authSessionApplicationDidBecomeActive`
 /// itself.
 ///
 /// All operations are thread-safe. The handler runs on the posting thread.

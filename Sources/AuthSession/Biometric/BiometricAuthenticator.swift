@@ -18,8 +18,8 @@ public protocol BiometricAuthenticator: Sendable {
     /// Presents the prompt and waits until it is dismissed.
     ///
     /// - Parameter reason: Why the app asks, shown in the prompt; from the provider's
-    ///   ``AuthSessionInterface/BiometricAuthenticationRequestor/preferredAuthenticationReason()``.
-    /// - Throws: ``AuthSessionInterface/BiometricAuthenticationError`` when the user was not
+    ///   `BiometricAuthenticationRequestor.preferredAuthenticationReason()`.
+    /// - Throws: `BiometricAuthenticationError` when the user was not
     ///   authenticated: cancelled, failed, locked out, unavailable.
     func authenticate(reason: String) async throws(BiometricAuthenticationError)
 }
@@ -28,7 +28,7 @@ public protocol BiometricAuthenticator: Sendable {
 ///
 /// `LocalAuthenticationBiometricAuthenticator` where LocalAuthentication exists; elsewhere a
 /// ``SimulatedBiometricAuthenticator`` that fails with
-/// ``AuthSessionInterface/BiometricAuthenticationError/biometryNotAvailable``: there is no
+/// `BiometricAuthenticationError.biometryNotAvailable`: there is no
 /// biometric hardware, so the gate fails closed and the provider's failure policy decides.
 func makeDefaultBiometricAuthenticator() -> any BiometricAuthenticator {
     #if canImport(LocalAuthentication)

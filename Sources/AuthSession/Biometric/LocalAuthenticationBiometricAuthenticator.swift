@@ -26,7 +26,7 @@ public struct LocalAuthenticationBiometricAuthenticator: BiometricAuthenticator 
     /// Evaluates the policy with a fresh `LAContext`.
     ///
     /// - Parameter reason: The text shown in the system prompt.
-    /// - Throws: The ``AuthSessionInterface/BiometricAuthenticationError`` matching the `LAError`.
+    /// - Throws: The `BiometricAuthenticationError` matching the `LAError`.
     public func authenticate(reason: String) async throws(BiometricAuthenticationError) {
         let policy: LAPolicy =
             allowsDevicePasscodeFallback ? .deviceOwnerAuthentication : .deviceOwnerAuthenticationWithBiometrics

@@ -3,7 +3,7 @@ import AuthSessionInterface
 /// A biometric authenticator that always ends the same way, at once.
 ///
 /// The default authenticator where LocalAuthentication does not exist (it then fails with
-/// ``AuthSessionInterface/BiometricAuthenticationError/biometryNotAvailable``), and a way to
+/// `BiometricAuthenticationError.biometryNotAvailable`), and a way to
 /// run a handle with a known outcome, for example in a command-line client or a demo.
 ///
 /// ```swift
@@ -39,7 +39,7 @@ public struct SimulatedBiometricAuthenticator: BiometricAuthenticator {
     /// Returns at once, or throws the configured error.
     ///
     /// - Parameter reason: Ignored.
-    /// - Throws: The configured ``AuthSessionInterface/BiometricAuthenticationError``, if the
+    /// - Throws: The configured `BiometricAuthenticationError`, if the
     ///   outcome is a failure.
     public func authenticate(reason: String) async throws(BiometricAuthenticationError) {
         if case .failure(let error) = outcome {

@@ -3,7 +3,7 @@ import AuthSessionInterface
 /// The inbound proxy a handle gives its provider: forwards every published event to a closure.
 ///
 /// `AuthSessionHandle` creates one around its own event listener, owns it, and passes it to
-/// ``AuthSessionInterface/AuthSessionProviderProtocol/initializeSessionProvider(for:)``. The
+/// `AuthSessionProviderProtocol.initializeSessionProvider(for:)`. The
 /// closure holds the handle weakly, so a provider may keep the proxy (weakly, as recommended, or
 /// even strongly) without keeping the handle alive; events published after the handle is gone
 /// are dropped.

@@ -29,7 +29,7 @@ extension AuthSessionHandle {
         return stream
     }
 
-    /// Every delegate callback as an ``AuthSessionInterface/AuthSessionDelegateEvent``, in the
+    /// Every delegate callback as an `AuthSessionDelegateEvent`, in the
     /// order delegates receive them, from now on.
     ///
     /// The same buffering, removal and finishing rules as ``statusUpdates()``.

@@ -29,7 +29,7 @@ extension AuthSessionHandle {
     }
 
     /// Subscribes a private listener: `publisher` receives every delegate callback as an
-    /// ``AuthSessionInterface/AuthSessionDelegateEvent``, asynchronously on `queue`, in the same
+    /// `AuthSessionDelegateEvent`, asynchronously on `queue`, in the same
     /// order delegates see them.
     ///
     /// Held weakly, like a delegate. Pair it with ``SessionDelegateEventProxy`` to react on the

@@ -26,7 +26,7 @@ extension AuthSessionHandle {
     }
 
     /// Asks the provider to sign out; a thrown error reaches observers as
-    /// ``AuthSessionInterface/AuthSessionError/signingOutFailure(error:)``.
+    /// `AuthSessionError.signingOutFailure(error:)`.
     func signOut(_ reason: SignOutReason) {
         do {
             try sessionProvider.signout(with: reason.error)

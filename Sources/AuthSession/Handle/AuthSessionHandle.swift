@@ -13,7 +13,7 @@ import Foundation
 /// ```
 ///
 /// The handle gives its provider an event proxy in
-/// ``AuthSessionInterface/AuthSessionProviderProtocol/initializeSessionProvider(for:)`` and
+/// `AuthSessionProviderProtocol.initializeSessionProvider(for:)` and
 /// reacts to what the provider publishes through it: a launch fetch runs local validation (expiry
 /// check, biometric prompt); refreshes and failed fetches re-evaluate the session; sign-in and
 /// sign-out events move the status directly. Each time the app becomes active after the first,
@@ -36,7 +36,7 @@ import Foundation
 /// themselves are only ever called after the lock is released.
 public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderProtocol>: AuthSessionHandleProtocol {
 
-    /// Observers conform to ``AuthSessionInterface/AuthSessionDelegate``.
+    /// Observers conform to `AuthSessionDelegate`.
     public typealias Delegate = any AuthSessionDelegate
 
     /// The provider that owns the session data.
@@ -50,7 +50,7 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
     /// The defaults: LocalAuthentication for biometric prompts where it exists (elsewhere a
     /// ``SimulatedBiometricAuthenticator`` failing with `.biometryNotAvailable`), the platform's
     /// "did become active" notification on `NotificationCenter.default` (on Linux, post
-    /// ``Foundation/Notification/Name/authSessionApplicationDidBecomeActive``), and the system clock.
+    /// `Notification.Name.authSessionApplicationDidBecomeActive`), and the system clock.
     ///
     /// - Parameter sessionProvider: The provider that owns the session data. Its
     ///   `initializeSessionProvider(for:)` is called before this initializer returns.

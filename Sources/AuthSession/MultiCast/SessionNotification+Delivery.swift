@@ -55,7 +55,7 @@ final class NotificationDelivery: Sendable {
 
 extension SessionNotification {
 
-    /// The notification as an outbound ``AuthSessionInterface/AuthSessionDelegateEvent``.
+    /// The notification as an outbound `AuthSessionDelegateEvent`.
     var delegateEvent: AuthSessionDelegateEvent {
         switch self {
         case .statusChanged(let oldStatus, let newStatus):
@@ -68,7 +68,7 @@ extension SessionNotification {
         }
     }
 
-    /// Calls the matching ``AuthSessionInterface/AuthSessionDelegate`` method.
+    /// Calls the matching `AuthSessionDelegate` method.
     func deliver(
         to delegate: any AuthSessionDelegate,
         handle: (any AuthSessionHandleProtocol)?,
