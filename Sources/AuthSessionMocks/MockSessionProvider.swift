@@ -54,6 +54,12 @@ public final class MockSessionProvider: AuthSessionProviderProtocol {
 
     private let state: ConcurrencySafeContainer<State>
 
+    /// One field of the state, read or written under the lock.
+    private subscript<Value>(field: WritableKeyPath<State, Value>) -> Value {
+        get { state.withLock { $0[keyPath: field] } }
+        set { state.withLock { $0[keyPath: field] = newValue } }
+    }
+
     /// Creates a provider.
     ///
     /// - Parameters:
@@ -85,45 +91,45 @@ public final class MockSessionProvider: AuthSessionProviderProtocol {
 
     /// The current session; set it to script a fetch, a refresh or an expiry.
     public var session: MockSession? {
-        get { state.withLock { $0.session } }
-        set { state.withLock { $0.session = newValue } }
+        get { self[\.session] }
+        set { self[\.session] = newValue }
     }
 
     /// Whether biometrics are on; also what `canPerformAuthentication()` answers.
     public var isBioMetricAuthenticationEnabled: Bool {
-        get { state.withLock { $0.isBioMetricAuthenticationEnabled } }
-        set { state.withLock { $0.isBioMetricAuthenticationEnabled = newValue } }
+        get { self[\.isBioMetricAuthenticationEnabled] }
+        set { self[\.isBioMetricAuthenticationEnabled] = newValue }
     }
 
     /// The local-validation policy.
     public var allowsLocalSessionValidation: Bool {
-        get { state.withLock { $0.allowsLocalSessionValidation } }
-        set { state.withLock { $0.allowsLocalSessionValidation = newValue } }
+        get { self[\.allowsLocalSessionValidation] }
+        set { self[\.allowsLocalSessionValidation] = newValue }
     }
 
     /// The auto-refresh policy.
     public var isSessionAutoRefreshEnabled: Bool {
-        get { state.withLock { $0.isSessionAutoRefreshEnabled } }
-        set { state.withLock { $0.isSessionAutoRefreshEnabled = newValue } }
+        get { self[\.isSessionAutoRefreshEnabled] }
+        set { self[\.isSessionAutoRefreshEnabled] = newValue }
     }
 
     /// The biometric failures that keep the session (the policy answers `false` for them);
     /// every other failure signs out. Empty by default.
     public var biometricErrorsThatKeepSession: Set<BiometricAuthenticationError> {
-        get { state.withLock { $0.biometricErrorsThatKeepSession } }
-        set { state.withLock { $0.biometricErrorsThatKeepSession = newValue } }
+        get { self[\.biometricErrorsThatKeepSession] }
+        set { self[\.biometricErrorsThatKeepSession] = newValue }
     }
 
     /// What `signout(with:)` does.
     public var signOutBehavior: SignOutBehavior {
-        get { state.withLock { $0.signOutBehavior } }
-        set { state.withLock { $0.signOutBehavior = newValue } }
+        get { self[\.signOutBehavior] }
+        set { self[\.signOutBehavior] = newValue }
     }
 
     /// The prompt reason.
     public var authenticationReason: String {
-        get { state.withLock { $0.authenticationReason } }
-        set { state.withLock { $0.authenticationReason = newValue } }
+        get { self[\.authenticationReason] }
+        set { self[\.authenticationReason] = newValue }
     }
 
     // MARK: - AuthSessionProviderProtocol

@@ -84,12 +84,7 @@ struct HandleGuaranteeTests {
     @Test("a provider that reads and drives the handle from inside signout(with:) does not deadlock")
     func reentrantSignOut() async {
         let provider = ReentrantProvider(session: MockSession(expiresIn: 60, from: ManualClock.defaultStart))
-        let handle = AuthSessionHandle(
-            sessionProvider: provider,
-            biometricAuthenticator: MockBiometricAuthenticator(),
-            activationSignal: ManualActivationSignal(),
-            clock: ManualClock()
-        )
+        let handle = mockHandle(provider)
         provider.handle.withLock { $0 = handle }
         provider.proxy.withLock { $0 }?.publish(.sessionFetched(isInitialFetch: true))
         #expect(handle.sessionStatus == .signedOut)

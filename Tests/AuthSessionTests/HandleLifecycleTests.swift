@@ -110,12 +110,7 @@ struct SynchronousInitEmissionTests {
             eventsOnInitialize: Self.launch
         )
         provider.signOutBehavior = .throwing(URLError(.timedOut))
-        let handle = AuthSessionHandle(
-            sessionProvider: provider,
-            biometricAuthenticator: MockBiometricAuthenticator(),
-            activationSignal: ManualActivationSignal(),
-            clock: clock
-        )
+        let handle = mockHandle(provider, clock: clock)
         #expect(handle.sessionStatus == .signedOut)
         #expect(provider.signOutCount == 1)
         #expect(provider.session != nil, "the provider kept its session; the handle fails closed")
@@ -149,12 +144,7 @@ struct DeinitCleanupTests {
         let provider = StrongProxyProvider()
         weak var weakHandle: AuthSessionHandle<StrongProxyProvider>?
         do {
-            let handle = AuthSessionHandle(
-                sessionProvider: provider,
-                biometricAuthenticator: MockBiometricAuthenticator(),
-                activationSignal: ManualActivationSignal(),
-                clock: ManualClock()
-            )
+            let handle = mockHandle(provider)
             weakHandle = handle
             #expect(weakHandle != nil)
         }
@@ -168,12 +158,7 @@ struct DeinitCleanupTests {
         let activation = ManualActivationSignal()
         let provider = MockSessionProvider()
         do {
-            let handle = AuthSessionHandle(
-                sessionProvider: provider,
-                biometricAuthenticator: MockBiometricAuthenticator(),
-                activationSignal: activation,
-                clock: ManualClock()
-            )
+            let handle = mockHandle(provider, activation: activation)
             #expect(activation.observerCount == 1)
             _ = handle
         }
@@ -185,12 +170,7 @@ struct DeinitCleanupTests {
     func proxyGoesAwayWithHandle() {
         let provider = MockSessionProvider()
         do {
-            let handle = AuthSessionHandle(
-                sessionProvider: provider,
-                biometricAuthenticator: MockBiometricAuthenticator(),
-                activationSignal: ManualActivationSignal(),
-                clock: ManualClock()
-            )
+            let handle = mockHandle(provider)
             #expect(provider.publish(.sessionSignIn))
             _ = handle
         }
@@ -207,12 +187,7 @@ struct DeinitCleanupTests {
         )
         weak var weakHandle: AuthSessionHandle<MockSessionProvider>?
         do {
-            let handle = AuthSessionHandle(
-                sessionProvider: provider,
-                biometricAuthenticator: authenticator,
-                activationSignal: ManualActivationSignal(),
-                clock: ManualClock()
-            )
+            let handle = mockHandle(provider, authenticator: authenticator)
             weakHandle = handle
             provider.publish(.sessionFetched(isInitialFetch: true))
             #expect(handle.sessionStatus == .biometricAuthentication)

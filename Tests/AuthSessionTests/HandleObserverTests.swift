@@ -261,12 +261,7 @@ struct EventProxyTests {
         var proxy: SessionHandleEventProxy?
         weak var weakHandle: AuthSessionHandle<MockSessionProvider>?
         do {
-            let handle = AuthSessionHandle(
-                sessionProvider: provider,
-                biometricAuthenticator: MockBiometricAuthenticator(),
-                activationSignal: ManualActivationSignal(),
-                clock: ManualClock()
-            )
+            let handle = mockHandle(provider)
             handle.subscribeDelegate(recorder, receive: recorder.queue)
             weakHandle = handle
             proxy = handle.sessionEventProxy

@@ -61,12 +61,7 @@ struct ReviewRegressionTests {
     func staleSnapshotIsReRead() {
         let clock = ManualClock()
         let provider = InterleavingProvider(session: MockSession(expiresIn: 3600, from: clock.now))
-        let handle = AuthSessionHandle(
-            sessionProvider: provider,
-            biometricAuthenticator: MockBiometricAuthenticator(),
-            activationSignal: ManualActivationSignal(),
-            clock: clock
-        )
+        let handle = mockHandle(provider, clock: clock)
         provider.publish(.sessionFetched(isInitialFetch: true))
         provider.publish(.fetchingSession)
         #expect(handle.sessionStatus == .syncing)

@@ -13,9 +13,7 @@ extension AuthSessionHandle {
     ///   - delegate: The observer.
     ///   - queue: Where its callbacks run, for example `.main`.
     public func subscribeDelegate(_ delegate: any AuthSessionDelegate, receive queue: DispatchQueue) {
-        let subscription = Subscription(delegate: delegate)
-        state.withLock { $0.subscribers.subscribe(subscription, queue: queue) }
-        removeDeallocatedSubscribers()
+        subscribe(Subscription(delegate: delegate), on: queue)
     }
 
     /// Stops callbacks to `delegate`, including those already enqueued; does nothing if it is not
@@ -23,9 +21,7 @@ extension AuthSessionHandle {
     ///
     /// - Parameter delegate: The observer to remove.
     public func unsubscribeDelegate(_ delegate: any AuthSessionDelegate) {
-        let id = Subscription.ID(object: ObjectIdentifier(delegate), kind: .delegate)
-        state.withLock { $0.subscribers.unsubscribe(id) }
-        removeDeallocatedSubscribers()
+        unsubscribe(Subscription.ID(object: ObjectIdentifier(delegate), kind: .delegate))
     }
 
     /// Subscribes a private listener: `publisher` receives every delegate callback as an
@@ -42,9 +38,7 @@ extension AuthSessionHandle {
         _ publisher: any AuthSessionDelegateEventPublisher,
         receive queue: DispatchQueue = .main
     ) {
-        let subscription = Subscription(publisher: publisher)
-        state.withLock { $0.subscribers.subscribe(subscription, queue: queue) }
-        removeDeallocatedSubscribers()
+        subscribe(Subscription(publisher: publisher), on: queue)
     }
 
     /// Stops events to `publisher`, including those already enqueued; does nothing if it is not
@@ -52,7 +46,15 @@ extension AuthSessionHandle {
     ///
     /// - Parameter publisher: The listener to remove.
     public func unsubscribeEventPublisher(_ publisher: any AuthSessionDelegateEventPublisher) {
-        let id = Subscription.ID(object: ObjectIdentifier(publisher), kind: .publisher)
+        unsubscribe(Subscription.ID(object: ObjectIdentifier(publisher), kind: .publisher))
+    }
+
+    private func subscribe(_ subscription: Subscription, on queue: DispatchQueue) {
+        state.withLock { $0.subscribers.subscribe(subscription, queue: queue) }
+        removeDeallocatedSubscribers()
+    }
+
+    private func unsubscribe(_ id: Subscription.ID) {
         state.withLock { $0.subscribers.unsubscribe(id) }
         removeDeallocatedSubscribers()
     }

@@ -71,3 +71,18 @@ struct Harness {
         return recorder.statusChanges.map(\.description)
     }
 }
+
+/// A handle on `provider` with the test kit's seams and no outside input.
+func mockHandle<Provider: AuthSessionProviderProtocol>(
+    _ provider: Provider,
+    authenticator: any BiometricAuthenticator = MockBiometricAuthenticator(),
+    activation: any AppActivationSignal = ManualActivationSignal(),
+    clock: any AuthSessionClock = ManualClock()
+) -> AuthSessionHandle<Provider> {
+    AuthSessionHandle(
+        sessionProvider: provider,
+        biometricAuthenticator: authenticator,
+        activationSignal: activation,
+        clock: clock
+    )
+}
