@@ -101,6 +101,17 @@ public final class RecordingAuthSessionDelegate: AuthSessionDelegate {
         return events
     }
 
+    /// Returns the `number`-th callback (counting from 1), once it has been received.
+    ///
+    /// - Parameters:
+    ///   - number: Which callback: `1` for the first.
+    ///   - timeout: A safety net in seconds, not a way to wait.
+    /// - Throws: ``MockTimeoutError`` if it does not arrive in time.
+    public func waitForEvent(number: Int, timeout: TimeInterval = 10) async throws -> AuthSessionDelegateEvent {
+        precondition(number >= 1, "callbacks are counted from 1")
+        return try await waitForEvents(count: number, timeout: timeout)[number - 1]
+    }
+
     /// Returns once a status change to `status` has been received.
     ///
     /// - Parameters:

@@ -237,6 +237,7 @@ struct RecordingDelegateTests {
         recorder.authentication(nil, didFailWith: .sessionExpired, for: session)
         recorder.authentication(nil, didLogoutWith: nil)
         let events = try await recorder.waitForEvents(count: 6)
+        #expect(try await recorder.waitForEvent(number: 3).description == "login")
         #expect(
             events.map(\.description) == [
                 "sessionFetch(initial)", "statusChanged(syncing → signedIn)", "login", "userUpdate",

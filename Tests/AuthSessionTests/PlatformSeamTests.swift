@@ -164,3 +164,35 @@ struct ConcurrencySafeContainerTests {
         #expect(box.withLock { $0.count } == 3)
     }
 }
+
+@Suite("Simulated prompt latency")
+struct SimulatedLatencyTests {
+
+    @Test("a simulated prompt with latency keeps the status in biometricAuthentication until it ends")
+    func latencyKeepsPromptUp() async throws {
+        let harness = Harness(subscribe: true)
+        let provider = MockSessionProvider(
+            session: MockSession(expiresIn: 3600, from: harness.clock.now),
+            isBioMetricAuthenticationEnabled: true,
+            eventsOnInitialize: [.fetchingSession, .sessionFetched(isInitialFetch: true)]
+        )
+        let handle = mockHandle(
+            provider,
+            authenticator: SimulatedBiometricAuthenticator(outcome: .success, latency: 0.05),
+            clock: harness.clock
+        )
+        #expect(handle.sessionStatus == .biometricAuthentication)
+        #expect(handle.isBiometricAuthenticationInProcess)
+        await handle.waitForBiometricPrompt()
+        #expect(handle.sessionStatus == .signedIn)
+    }
+
+    @Test("a cancelled simulated prompt ends with canceledBySystem")
+    func latencyCancellation() async {
+        let prompt = Task {
+            try await SimulatedBiometricAuthenticator(outcome: .success, latency: 60).authenticate(reason: "r")
+        }
+        prompt.cancel()
+        await #expect(throws: BiometricAuthenticationError.canceledBySystem) { try await prompt.value }
+    }
+}

@@ -28,12 +28,14 @@ public protocol BiometricAuthenticator: Sendable {
 ///
 /// `LocalAuthenticationBiometricAuthenticator` where LocalAuthentication exists; elsewhere a
 /// ``SimulatedBiometricAuthenticator`` that fails with
-/// `BiometricAuthenticationError.biometryNotAvailable`: there is no
-/// biometric hardware, so the gate fails closed and the provider's failure policy decides.
+/// `BiometricAuthenticationError.biometryNotAvailable`: there is no biometric hardware, so the
+/// gate fails closed and the provider's failure policy decides. The simulated prompt stays up for
+/// a fifth of a second, as a system prompt would, so the status is observably
+/// `.biometricAuthentication` before the failure lands.
 func makeDefaultBiometricAuthenticator() -> any BiometricAuthenticator {
     #if canImport(LocalAuthentication)
     LocalAuthenticationBiometricAuthenticator()
     #else
-    SimulatedBiometricAuthenticator(outcome: .failure(.biometryNotAvailable))
+    SimulatedBiometricAuthenticator(outcome: .failure(.biometryNotAvailable), latency: 0.2)
     #endif
 }

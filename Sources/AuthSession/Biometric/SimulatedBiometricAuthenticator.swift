@@ -1,6 +1,7 @@
 import AuthSessionInterface
+import Foundation
 
-/// A biometric authenticator that always ends the same way, at once.
+/// A biometric authenticator that always ends the same way, after an optional delay.
 ///
 /// The default authenticator where LocalAuthentication does not exist (it then fails with
 /// `BiometricAuthenticationError.biometryNotAvailable`), and a way to
@@ -29,19 +30,33 @@ public struct SimulatedBiometricAuthenticator: BiometricAuthenticator {
     /// How every prompt ends.
     public let outcome: Outcome
 
+    /// How long each simulated prompt stays up before it ends, in seconds.
+    public let latency: TimeInterval
+
     /// Creates an authenticator whose prompts all end with `outcome`.
     ///
-    /// - Parameter outcome: The result of every prompt.
-    public init(outcome: Outcome) {
+    /// - Parameters:
+    ///   - outcome: The result of every prompt.
+    ///   - latency: How long each prompt stays up, as a person takes a moment to answer one;
+    ///     `0` ends it at once.
+    public init(outcome: Outcome, latency: TimeInterval = 0) {
         self.outcome = outcome
+        self.latency = max(latency, 0)
     }
 
-    /// Returns at once, or throws the configured error.
+    /// Waits ``latency`` seconds, then returns or throws the configured error.
     ///
     /// - Parameter reason: Ignored.
-    /// - Throws: The configured `BiometricAuthenticationError`, if the
-    ///   outcome is a failure.
+    /// - Throws: The configured `BiometricAuthenticationError` if the outcome is a failure;
+    ///   `.canceledBySystem` if the task is cancelled while the prompt is up.
     public func authenticate(reason: String) async throws(BiometricAuthenticationError) {
+        if latency > 0 {
+            do {
+                try await Task.sleep(nanoseconds: UInt64(latency * 1_000_000_000))
+            } catch {
+                throw .canceledBySystem
+            }
+        }
         if case .failure(let error) = outcome {
             throw error
         }
