@@ -83,7 +83,7 @@ enum AuthSessionBenchmarks {
                 "unit": result.comparison.unit,
                 "subject": summary(result.subject, label: result.comparison.subjectLabel),
                 "baseline": summary(result.baseline, label: result.comparison.baselineLabel),
-                "ratio": result.ratio,
+                "ratio": result.ratio.isFinite ? result.ratio : NSNull(),
             ]
             if let goal = result.comparison.goal {
                 entry["goal"] = goal
@@ -97,8 +97,13 @@ enum AuthSessionBenchmarks {
         #else
         document["build"] = "release"
         #endif
-        let data = try! JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
-        emit(String(decoding: data, as: UTF8.self))
+        do {
+            let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
+            emit(String(decoding: data, as: UTF8.self))
+        } catch {
+            FileHandle.standardError.write(Data("auth-session-bench: cannot encode JSON: \(error)\n".utf8))
+            exit(1)
+        }
     }
 
     private static func summary(_ samples: Samples, label: String) -> [String: Any] {

@@ -11,19 +11,22 @@ import Testing
 struct HostileProviderTests {
 
     @Test("events published after the handle is gone are dropped")
-    func eventsAfterHandleIsGone() {
-        let provider = MockSessionProvider(session: MockSession(expiresIn: 3600))
+    func eventsAfterHandleIsGone() async {
+        let recorder = RecordingAuthSessionDelegate()
+        let provider: MockSessionProvider
         var proxy: (any AuthSessionEventProxy)?
         do {
-            let harness = Harness()
+            let harness = Harness(expiresIn: 60, subscribe: false)
+            harness.handle.subscribeDelegate(recorder, receive: recorder.queue)
+            provider = harness.provider
             proxy = harness.handle.sessionEventProxy
         }
-        for event: AuthSessionEvent in [
-            .fetchingSession, .sessionFetched(isInitialFetch: true), .sessionSignIn, .sessionSignedOut(error: nil),
-        ] {
+        for event: AuthSessionEvent in [.fetchingSession, .sessionFetched(isInitialFetch: true), .sessionSignIn] {
             proxy?.publish(event, for: provider)
         }
-        #expect(provider.signOutCount == 0)
+        await recorder.drain()
+        #expect(recorder.events.isEmpty, "no observer hears from a handle that is gone")
+        #expect(provider.signOutCount == 0, "the expired session was not validated")
     }
 
     @Test("duplicate launch fetches: validated once, one prompt, the repeat is a refresh")

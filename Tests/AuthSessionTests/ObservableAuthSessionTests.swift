@@ -81,12 +81,48 @@ struct ObservableAuthSessionTests {
         #expect(!model.isSignedIn && !model.isLoading)
     }
 
+    @Test(
+        "a change no callback carries (the manual flag cleared by a request that changes no status) reaches the model"
+    )
+    func manualFlagWithoutCallback() async throws {
+        let harness = Harness(biometric: true)
+        harness.provider.biometricErrorsThatKeepSession = [.canceledByUser]
+        let model = ObservableAuthSession(handle: harness.handle)
+        harness.launch()
+        try await harness.authenticator.resolveNextPrompt(with: .failure(.canceledByUser))
+        await until(model) { $0.isManualAuthenticationRequired }
+
+        harness.provider.allowsLocalSessionValidation = false
+        harness.provider.isBioMetricAuthenticationEnabled = false
+        harness.handle.requestManualAuthentication()
+        #expect(harness.handle.isManualAuthenticationRequired == false)
+        #expect(harness.handle.sessionStatus == .signedIn)
+        await until(model) { !$0.isManualAuthenticationRequired }
+    }
+
+    @Test("lastError keeps the latest error until cleared")
+    func lastErrorLifetime() async {
+        let harness = Harness()
+        let model = ObservableAuthSession(handle: harness.handle)
+        harness.provider.publish(.unexpectedError(.sessionMalformed))
+        harness.provider.publish(.sessionFetchFailed(URLError(.timedOut)))
+        await until(model) { model in
+            if case .sessionFetchFailed = model.lastError { return true }
+            return false
+        }
+        harness.provider.publish(.sessionSignIn)
+        await until(model) { $0.isSignedIn }
+        #expect(model.lastError != nil)
+        model.clearLastError()
+        #expect(model.lastError == nil)
+    }
+
     @Test("a deallocated model stops listening")
     func stopsListening() async {
         let harness = Harness()
         do {
             let model = ObservableAuthSession(handle: harness.handle)
-            #expect(harness.handle.streamConsumerCount == 2)
+            #expect(harness.handle.streamConsumerCount == 1)
             harness.provider.publish(.sessionSignIn)
             await until(model) { $0.isSignedIn }
         }

@@ -179,3 +179,68 @@ struct ReviewRegressionTests {
         #expect(harness.provider.signOutErrors.first.flatMap { $0 as? AuthSessionError }?.caseName == "sessionExpired")
     }
 }
+
+@Suite("Races and lifetimes found in the second review")
+struct SecondReviewRegressionTests {
+
+    @Test("a new delegate at a released delegate's address replaces the stale entry instead of being mistaken for it")
+    func reusedAddressSubscribes() {
+        let queue = DispatchQueue(label: "reused-address")
+        let newcomer = RecordingAuthSessionDelegate()
+        let id = Subscription.ID(object: ObjectIdentifier(newcomer), kind: .delegate)
+        var registry = SubscriberRegistry()
+        do {
+            // The entry a released delegate left at the address the newcomer now occupies.
+            let released = RecordingAuthSessionDelegate()
+            registry.subscribe(Subscription(delegate: released, id: id), of: released, queue: queue)
+        }
+        #expect(registry.entries.count == 1)
+        #expect(registry.entries[0].subscription.isAlive == false)
+
+        let subscription = Subscription(delegate: newcomer)
+        registry.subscribe(subscription, of: newcomer, queue: queue)
+        #expect(registry.entries.count == 1)
+        #expect(registry.entries[0].subscription === subscription)
+        #expect(registry.entries[0].subscription.refers(to: newcomer))
+
+        // Subscribing the same live delegate again keeps its subscription.
+        registry.subscribe(Subscription(delegate: newcomer), of: newcomer, queue: queue)
+        #expect(registry.entries[0].subscription === subscription)
+    }
+}
+
+/// A provider whose prompt reason, asked for just before the prompt is shown, first signs the
+/// user out: the deterministic form of "the session moved on before the prompt appeared".
+private final class SignOutBeforePromptProvider: AuthSessionProviderProtocol {
+    private let proxy = ConcurrencySafeContainer<(any AuthSessionEventProxy)?>(nil)
+    let session: MockSession? = MockSession(expiresIn: 3600, from: ManualClock.defaultStart)
+    var isBioMetricAuthenticationEnabled: Bool { true }
+    func initializeSessionProvider(for eventProxy: any AuthSessionEventProxy) {
+        proxy.withLock { $0 = eventProxy }
+    }
+    func publish(_ event: AuthSessionEvent) {
+        proxy.withLock { $0 }?.publish(event)
+    }
+    func setBioMetricAuthentication(_ isEnabled: Bool) {}
+    func signout(with error: (any Error)?) throws {}
+    func preferredAuthenticationReason() -> String {
+        publish(.sessionSignedOut(error: nil))
+        return "Unlock"
+    }
+    func canPerformAuthentication() -> Bool { true }
+}
+
+extension SecondReviewRegressionTests {
+
+    @Test("a prompt the session outlived before it appeared is never shown")
+    func stalePromptIsNotShown() async {
+        let provider = SignOutBeforePromptProvider()
+        let authenticator = MockBiometricAuthenticator()
+        let handle = mockHandle(provider, authenticator: authenticator)
+        provider.publish(.sessionFetched(isInitialFetch: true))
+        await handle.waitForBiometricPrompt()
+        #expect(handle.sessionStatus == .signedOut)
+        #expect(!handle.isBiometricAuthenticationInProcess)
+        #expect(authenticator.promptCount == 0)
+    }
+}

@@ -5,7 +5,8 @@ import LocalAuthentication
 
 /// A biometric authenticator backed by LocalAuthentication (Face ID, Touch ID, Optic ID).
 ///
-/// Each prompt uses a new `LAContext`, so a success is never reused. Available where
+/// Each prompt uses a new `LAContext`, so a success is never reused; cancelling the prompt's task
+/// invalidates the context, which takes the system prompt down. Available where
 /// LocalAuthentication exists; the portable counterpart the tests exercise is
 /// ``SimulatedBiometricAuthenticator``.
 ///

@@ -63,6 +63,30 @@ extension AuthSessionHandle {
         throw CancellationError()
     }
 
+    /// The state as an observation model shows it, now and after every step that changes it.
+    ///
+    /// The first element is taken under the same lock as every later one, so a model fed by it
+    /// never misses or reorders a change.
+    func observationUpdates() -> AsyncStream<ObservationUpdate> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ObservationUpdate.self, bufferingPolicy: .unbounded)
+        let user = sessionProvider.session?.user
+        let id = state.withLock { state in
+            continuation.yield(
+                ObservationUpdate(
+                    status: state.machine.status,
+                    isManualAuthenticationRequired: state.machine.isManualAuthenticationRequired,
+                    user: user,
+                    errors: []
+                )
+            )
+            return state.streams.add(continuation)
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.removeStream(id)
+        }
+        return stream
+    }
+
     /// The number of live async-sequence consumers.
     var streamConsumerCount: Int {
         state.withLock { $0.streams.count }

@@ -4,12 +4,15 @@ extension AuthSessionHandle {
 
     /// Presents prompt `id` from a task of its own and feeds its outcome back to the machine.
     ///
-    /// The task holds the handle weakly: an outcome that arrives after the handle is gone is
-    /// dropped.
+    /// The task first checks that the prompt still matters (a sign-out may have happened since
+    /// the step that asked for it) and drops it otherwise. It holds the handle weakly: an outcome
+    /// that arrives after the handle is gone is dropped.
     func presentBiometricPrompt(_ id: BiometricPromptID) {
         let reason = sessionProvider.preferredAuthenticationReason()
         let authenticator = biometricAuthenticator
         let task = Task { [weak self] in
+            // The session may have moved on since the step that asked for this prompt.
+            guard self?.state.withLock({ $0.machine.biometricPromptWillPresent(id) }) == true else { return }
             let result: Result<Void, BiometricAuthenticationError>
             do throws(BiometricAuthenticationError) {
                 try await authenticator.authenticate(reason: reason)
@@ -31,7 +34,8 @@ extension AuthSessionHandle {
     /// outcome applied, or ignored because the session moved on.
     ///
     /// Useful in a command-line client that must not proceed while the gate is up, and in tests.
-    /// Returns at once when no prompt was started.
+    /// Returns at once when no prompt was started. Call it after the input that presents the
+    /// prompt has returned: the prompt's task is registered as that input finishes.
     public func waitForBiometricPrompt() async {
         await state.withLock { $0.biometricPromptTask }?.task.value
     }

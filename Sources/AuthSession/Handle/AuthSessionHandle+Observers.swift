@@ -6,14 +6,15 @@ extension AuthSessionHandle {
     /// Subscribes `delegate` to every future callback, delivered asynchronously on `queue`.
     ///
     /// The delegate is held weakly and never needs to unsubscribe. Subscribing it again keeps one
-    /// subscription and moves it to the new queue. On a serial queue the callbacks arrive in the
-    /// order of the changes; status changes form a chain.
+    /// subscription and moves it to the new queue (callbacks already enqueued on the old queue
+    /// still run there, so order across the move is not guaranteed). On a serial queue the
+    /// callbacks arrive in the order of the changes; status changes form a chain.
     ///
     /// - Parameters:
     ///   - delegate: The observer.
     ///   - queue: Where its callbacks run, for example `.main`.
     public func subscribeDelegate(_ delegate: any AuthSessionDelegate, receive queue: DispatchQueue) {
-        subscribe(Subscription(delegate: delegate), on: queue)
+        subscribe(Subscription(delegate: delegate), of: delegate, on: queue)
     }
 
     /// Stops callbacks to `delegate`, including those already enqueued; does nothing if it is not
@@ -38,7 +39,7 @@ extension AuthSessionHandle {
         _ publisher: any AuthSessionDelegateEventPublisher,
         receive queue: DispatchQueue = .main
     ) {
-        subscribe(Subscription(publisher: publisher), on: queue)
+        subscribe(Subscription(publisher: publisher), of: publisher, on: queue)
     }
 
     /// Stops events to `publisher`, including those already enqueued; does nothing if it is not
@@ -49,8 +50,8 @@ extension AuthSessionHandle {
         unsubscribe(Subscription.ID(object: ObjectIdentifier(publisher), kind: .publisher))
     }
 
-    private func subscribe(_ subscription: Subscription, on queue: DispatchQueue) {
-        state.withLock { $0.subscribers.subscribe(subscription, queue: queue) }
+    private func subscribe(_ subscription: Subscription, of subscriber: AnyObject, on queue: DispatchQueue) {
+        state.withLock { $0.subscribers.subscribe(subscription, of: subscriber, queue: queue) }
         removeDeallocatedSubscribers()
     }
 
@@ -85,12 +86,19 @@ extension AuthSessionHandle {
     ///
     /// Called with the lock held: enqueuing is not a call-out, and doing it here is what keeps
     /// every subscriber's view of the status a chain.
+    /// - Parameters:
+    ///   - session: The provider's session read for the step.
+    ///   - state: The handle's state after the step.
+    ///   - manualChanged: Whether the step changed the manual-authentication flag (a change no
+    ///     notification carries, but an observation model shows).
     func dispatch(
         _ actions: [SessionAction],
         session: AuthSessionProvider.AuthSession?,
-        to subscribers: SubscriberRegistry,
-        streams: StreamRegistry
+        in state: HandleState,
+        manualChanged: Bool
     ) -> [SessionAction] {
+        let subscribers = state.subscribers
+        let streams = state.streams
         var notifications: [SessionNotification] = []
         var effects: [SessionAction] = []
         for action in actions {
@@ -100,10 +108,11 @@ extension AuthSessionHandle {
                 effects.append(action)
             }
         }
-        guard !notifications.isEmpty else { return effects }
+        guard !notifications.isEmpty || manualChanged else { return effects }
         if !streams.isEmpty {
-            streams.yield(notifications)
+            streams.yield(notifications, update: Self.observationUpdate(notifications, session: session, state: state))
         }
+        guard !notifications.isEmpty else { return effects }
         guard !subscribers.entries.isEmpty else { return effects }
 
         let delivery = NotificationDelivery(
@@ -119,6 +128,29 @@ extension AuthSessionHandle {
             entry.queue.async { delivery.run(for: subscription) }
         }
         return effects
+    }
+
+    /// The step as an observation model sees it.
+    static func observationUpdate(
+        _ notifications: [SessionNotification],
+        session: AuthSessionProvider.AuthSession?,
+        state: HandleState
+    ) -> ObservationUpdate {
+        var user: (any AuthSessionUserProtocol)? = session?.user
+        var errors: [AuthSessionError] = []
+        for notification in notifications {
+            switch notification {
+            case .userUpdated(let updated): user = updated?.user
+            case .failure(let error): errors.append(error)
+            default: break
+            }
+        }
+        return ObservationUpdate(
+            status: state.machine.status,
+            isManualAuthenticationRequired: state.machine.isManualAuthenticationRequired,
+            user: user,
+            errors: errors
+        )
     }
 
     /// Performs, in order, the actions that call out of the handle; never with the lock held.

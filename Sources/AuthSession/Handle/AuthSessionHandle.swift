@@ -155,8 +155,7 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
     func run(_ step: (inout SessionStateMachine) -> [SessionAction]) {
         let session = sessionProvider.session
         let effects = state.withLock { state in
-            state.stepCount &+= 1
-            return dispatch(step(&state.machine), session: session, to: state.subscribers, streams: state.streams)
+            runStep(in: &state, session: session, step)
         }
         perform(effects)
     }
@@ -176,19 +175,27 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
             let snapshot = snapshot(of: session)
             let effects: [SessionAction]? = state.withLock { state in
                 guard state.stepCount == stepCountBefore || attempt == Self.snapshotAttempts else { return nil }
-                state.stepCount &+= 1
-                return dispatch(
-                    step(&state.machine, snapshot),
-                    session: session,
-                    to: state.subscribers,
-                    streams: state.streams
-                )
+                return runStep(in: &state, session: session) { step(&$0, snapshot) }
             }
             if let effects {
                 perform(effects)
                 return
             }
         }
+    }
+
+    /// One step of the machine, with the lock held: runs it and hands its notifications to every
+    /// observer; returns the actions to perform once the lock is released.
+    private func runStep(
+        in state: inout HandleState,
+        session: AuthSessionProvider.AuthSession?,
+        _ step: (inout SessionStateMachine) -> [SessionAction]
+    ) -> [SessionAction] {
+        state.stepCount &+= 1
+        let manualBefore = state.machine.isManualAuthenticationRequired
+        let actions = step(&state.machine)
+        let manualChanged = manualBefore != state.machine.isManualAuthenticationRequired
+        return dispatch(actions, session: session, in: state, manualChanged: manualChanged)
     }
 
     /// What the machine needs to know about the world, read from the provider and the clock.

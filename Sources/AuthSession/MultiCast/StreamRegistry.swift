@@ -9,10 +9,11 @@ struct StreamRegistry {
 
     private var statusConsumers: [UInt64: AsyncStream<AuthSessionStatus>.Continuation] = [:]
     private var eventConsumers: [UInt64: AsyncStream<AuthSessionDelegateEvent>.Continuation] = [:]
+    private var observationConsumers: [UInt64: AsyncStream<ObservationUpdate>.Continuation] = [:]
     private var lastID: UInt64 = 0
 
-    var isEmpty: Bool { statusConsumers.isEmpty && eventConsumers.isEmpty }
-    var count: Int { statusConsumers.count + eventConsumers.count }
+    var isEmpty: Bool { statusConsumers.isEmpty && eventConsumers.isEmpty && observationConsumers.isEmpty }
+    var count: Int { statusConsumers.count + eventConsumers.count + observationConsumers.count }
 
     mutating func add(_ continuation: AsyncStream<AuthSessionStatus>.Continuation) -> UInt64 {
         lastID += 1
@@ -26,13 +27,28 @@ struct StreamRegistry {
         return lastID
     }
 
+    mutating func add(_ continuation: AsyncStream<ObservationUpdate>.Continuation) -> UInt64 {
+        lastID += 1
+        observationConsumers[lastID] = continuation
+        return lastID
+    }
+
     mutating func remove(_ id: UInt64) {
         statusConsumers[id] = nil
         eventConsumers[id] = nil
+        observationConsumers[id] = nil
     }
 
     /// Hands one step's notifications to every consumer.
-    func yield(_ notifications: [SessionNotification]) {
+    ///
+    /// - Parameter update: The step as an observation model sees it, or `nil` when nothing it
+    ///   shows changed.
+    func yield(_ notifications: [SessionNotification], update: @autoclosure () -> ObservationUpdate?) {
+        if !observationConsumers.isEmpty, let update = update() {
+            for continuation in observationConsumers.values {
+                continuation.yield(update)
+            }
+        }
         for notification in notifications {
             if !statusConsumers.isEmpty, case .statusChanged(_, let newStatus) = notification {
                 for continuation in statusConsumers.values {
@@ -53,8 +69,10 @@ struct StreamRegistry {
     mutating func removeAll() -> @Sendable () -> Void {
         let statuses = Array(statusConsumers.values)
         let events = Array(eventConsumers.values)
+        let observations = Array(observationConsumers.values)
         statusConsumers = [:]
         eventConsumers = [:]
+        observationConsumers = [:]
         return {
             for continuation in statuses {
                 continuation.finish()
@@ -62,6 +80,17 @@ struct StreamRegistry {
             for continuation in events {
                 continuation.finish()
             }
+            for continuation in observations {
+                continuation.finish()
+            }
         }
     }
+}
+
+/// One step as an observation model sees it: the state after the step, and what went wrong in it.
+struct ObservationUpdate: Sendable {
+    let status: AuthSessionStatus
+    let isManualAuthenticationRequired: Bool
+    let user: (any AuthSessionUserProtocol)?
+    let errors: [AuthSessionError]
 }

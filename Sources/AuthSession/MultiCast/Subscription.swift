@@ -52,6 +52,13 @@ final class Subscription: Sendable {
         weakTarget = ConcurrencySafeContainer(WeakTarget(publisher: publisher))
     }
 
+    /// A delegate subscription under a given identity: what a subscription of a deallocated
+    /// delegate looks like once a new object occupies its address.
+    init(delegate: any AuthSessionDelegate, id: ID) {
+        self.id = id
+        weakTarget = ConcurrencySafeContainer(WeakTarget(delegate: delegate))
+    }
+
     /// The subscriber, or `nil` if it unsubscribed or was deallocated.
     ///
     /// Never read with the handle's lock held: the strong reference it returns may be the last
@@ -63,6 +70,19 @@ final class Subscription: Sendable {
     /// Whether the subscriber is still subscribed and alive. The same caveat as ``target``.
     var isAlive: Bool {
         target != nil
+    }
+
+    /// Whether this subscription points at `object`.
+    ///
+    /// Safe under the handle's lock: the subscriber is either `object`, which the caller holds
+    /// strongly, or gone, so no last reference is released here.
+    func refers(to object: AnyObject) -> Bool {
+        weakTarget.withLock { weakTarget in
+            guard let weakTarget else { return false }
+            if let delegate = weakTarget.delegate { return delegate === object }
+            if let publisher = weakTarget.publisher { return publisher === object }
+            return false
+        }
     }
 
     /// Stops all deliveries, including those already enqueued.
@@ -86,11 +106,20 @@ struct SubscriberRegistry {
 
     /// Adds `subscription` on `queue`; a subscriber already present keeps its place and
     /// moves to `queue`.
-    mutating func subscribe(_ subscription: Subscription, queue: DispatchQueue) {
-        if let index = entries.firstIndex(where: { $0.subscription.id == subscription.id }) {
+    ///
+    /// An entry with the same identity whose subscriber is gone is replaced: a new object may be
+    /// allocated at the address of one that was deallocated without unsubscribing.
+    ///
+    /// - Parameter object: The subscriber, held strongly by the caller for the call.
+    mutating func subscribe(_ subscription: Subscription, of object: AnyObject, queue: DispatchQueue) {
+        guard let index = entries.firstIndex(where: { $0.subscription.id == subscription.id }) else {
+            entries.append(Entry(subscription: subscription, queue: queue))
+            return
+        }
+        if entries[index].subscription.refers(to: object) {
             entries[index].queue = queue
         } else {
-            entries.append(Entry(subscription: subscription, queue: queue))
+            entries[index] = Entry(subscription: subscription, queue: queue)
         }
     }
 

@@ -11,19 +11,20 @@ import Observation
 ///
 ///     var body: some View {
 ///         if session.isLoading {
-///             SplashView()
+///             ProgressView()
 ///         } else if session.isSignedIn {
-///             HomeView()
+///             Text("Welcome")
 ///         } else {
-///             SignInView()
+///             Text("Please sign in")
 ///         }
 ///     }
 /// }
 /// ```
 ///
-/// The model consumes ``AuthSessionHandle/statusUpdates()`` and
-/// ``AuthSessionHandle/delegateEvents()``: the same transitions delegates see, in the same order.
-/// It stops listening when it is deallocated. Use it from the main actor only.
+/// The model is fed by the handle under the same lock that orders delegate callbacks, starting
+/// with the state at creation: it sees every change, in order, including a change of the
+/// manual-authentication flag that no callback carries. It stops listening when it is
+/// deallocated. Use it from the main actor only.
 @available(iOS 17, macOS 14, tvOS 17, watchOS 10, macCatalyst 17, *)
 @MainActor
 @Observable
@@ -35,7 +36,8 @@ public final class ObservableAuthSession {
     /// The signed-in user, or `nil`; read from the provider's session at each change.
     public private(set) var user: (any AuthSessionUserProtocol)?
 
-    /// The latest error the handle reported, or `nil` if none yet.
+    /// The latest error the handle reported, or `nil` if none since creation or
+    /// ``clearLastError()``. A later success does not clear it.
     public private(set) var lastError: AuthSessionError?
 
     /// Whether validation is paused until the user asks for it again.
@@ -58,46 +60,31 @@ public final class ObservableAuthSession {
         isManualAuthenticationRequired = handle.isManualAuthenticationRequired
         listeners = ListenerTasks()
 
-        let statuses = handle.statusUpdates()
-        let events = handle.delegateEvents()
-        let facts: @Sendable () -> HandleFacts = { [weak handle] in
-            HandleFacts(
-                user: handle?.session?.user,
-                isManualAuthenticationRequired: handle?.isManualAuthenticationRequired ?? false
-            )
-        }
+        let updates = handle.observationUpdates()
         listeners.start { @MainActor [weak self] in
-            for await status in statuses {
-                self?.apply(status: status, facts())
-            }
-        }
-        listeners.start { @MainActor [weak self] in
-            for await event in events {
-                self?.apply(event, facts())
+            for await update in updates {
+                self?.apply(update)
             }
         }
     }
 
-    private func apply(status newStatus: AuthSessionStatus, _ facts: HandleFacts) {
-        if status != newStatus {
-            status = newStatus
-        }
-        refresh(facts)
+    /// Forgets ``lastError``, for example once it has been shown.
+    public func clearLastError() {
+        lastError = nil
     }
 
-    private func apply(_ event: AuthSessionDelegateEvent, _ facts: HandleFacts) {
-        if case .failure(let error) = event {
+    private func apply(_ update: ObservationUpdate) {
+        if status != update.status {
+            status = update.status
+        }
+        if isManualAuthenticationRequired != update.isManualAuthenticationRequired {
+            isManualAuthenticationRequired = update.isManualAuthenticationRequired
+        }
+        if !Self.isSame(user, update.user) {
+            user = update.user
+        }
+        if let error = update.errors.last {
             lastError = error
-        }
-        refresh(facts)
-    }
-
-    private func refresh(_ facts: HandleFacts) {
-        if !Self.isSame(user, facts.user) {
-            user = facts.user
-        }
-        if isManualAuthenticationRequired != facts.isManualAuthenticationRequired {
-            isManualAuthenticationRequired = facts.isManualAuthenticationRequired
         }
     }
 }
@@ -114,12 +101,6 @@ extension ObservableAuthSession {
         default: false
         }
     }
-}
-
-/// What the model reads from the handle at each change.
-private struct HandleFacts: Sendable {
-    let user: (any AuthSessionUserProtocol)?
-    let isManualAuthenticationRequired: Bool
 }
 
 /// Tasks cancelled when their owner is deallocated.

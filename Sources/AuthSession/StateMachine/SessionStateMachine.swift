@@ -201,6 +201,17 @@ struct SessionStateMachine {
         return actions
     }
 
+    /// The prompt `id` is about to be shown: whether it still should be.
+    ///
+    /// A step may make the prompt stale between the step that decided it and the moment it is
+    /// shown; a stale prompt is dropped here instead, with nothing to notify.
+    mutating func biometricPromptWillPresent(_ id: BiometricPromptID) -> Bool {
+        guard let prompt = biometricPrompt, prompt.id == id else { return false }
+        if prompt.isRelevant { return true }
+        biometricPrompt = nil
+        return false
+    }
+
     /// The provider's `signout(with:)` threw. The status stays `.signedOut`.
     func signOutFailed(_ error: any Error) -> [SessionAction] {
         [.notify(.failure(.signingOutFailure(error: error)))]

@@ -78,7 +78,7 @@ struct ModelRun {
         model.mutation = mutation
         for (index, input) in inputs.enumerated() {
             let before = harness.handle.sessionStatus
-            let wasReady = harness.handle.state.withLock { $0.machine.isSessionReadyToValidate }
+            let hadFetchResult = model.hasFetchResult
             let promptWasUp = model.isPromptOnScreen
             do {
                 try await apply(input, to: harness, promptIsUp: promptWasUp)
@@ -86,9 +86,18 @@ struct ModelRun {
                 return failure(at: index, "step failed: \(error)")
             }
             model.apply(input)
+            // A prompt the step presented appears on a task of the handle's: let it appear
+            // before the next input, so that the prompt count can be checked exactly.
+            if model.isPromptOnScreen {
+                do {
+                    try await harness.authenticator.waitForPendingPrompt(timeout: 10)
+                } catch {
+                    return failure(at: index, "the model shows a prompt, the authenticator never got one")
+                }
+            }
 
             if let problem = disagreement(harness, model)
-                ?? invariantViolation(harness, input, before: before, wasReady: wasReady)
+                ?? invariantViolation(harness, input, before: before, hadFetchResult: hadFetchResult)
             {
                 return failure(at: index, problem)
             }
@@ -150,7 +159,9 @@ struct ModelRun {
         case .promptOutcome(let outcome):
             guard promptIsUp else { return }
             try await harness.authenticator.resolveNextPrompt(with: outcome)
-            await harness.handle.waitForBiometricPrompt()
+            guard await completes(within: 10, { await harness.handle.waitForBiometricPrompt() }) else {
+                throw MockTimeoutError(description: "the handle never applied the prompt's outcome")
+            }
         case .appSignsIn(let seconds):
             provider.session = harness.session(expiresIn: seconds)
             provider.publish(.sessionSignIn)
@@ -180,6 +191,14 @@ struct ModelRun {
         if harness.provider.signOutCount != model.providerSignOutCalls {
             problems.append("provider sign-outs: \(harness.provider.signOutCount), model \(model.providerSignOutCalls)")
         }
+        if harness.authenticator.promptCount != model.promptsPresented {
+            problems.append("prompts presented: \(harness.authenticator.promptCount), model \(model.promptsPresented)")
+        }
+        if harness.authenticator.pendingPromptCount != (model.isPromptOnScreen ? 1 : 0) {
+            problems.append(
+                "prompts pending: \(harness.authenticator.pendingPromptCount), model \(model.isPromptOnScreen ? 1 : 0)"
+            )
+        }
         if (harness.provider.session == nil) != (model.expiresAt == nil) {
             problems.append(
                 "provider session present: \(harness.provider.session != nil), model \(model.expiresAt != nil)"
@@ -192,7 +211,7 @@ struct ModelRun {
         _ harness: Harness,
         _ input: ModelInput,
         before: AuthSessionStatus,
-        wasReady: Bool
+        hadFetchResult: Bool
     ) -> String? {
         let handle = harness.handle
         let status = handle.sessionStatus
@@ -202,13 +221,13 @@ struct ModelRun {
         if harness.authenticator.pendingPromptCount > 1 {
             return "invariant: \(harness.authenticator.pendingPromptCount) prompts pending"
         }
-        if status == .biometricAuthentication && !handle.isBiometricAuthenticationInProcess {
-            return "invariant: biometricAuthentication with no prompt pending"
+        if status == .biometricAuthentication && harness.authenticator.pendingPromptCount != 1 {
+            return "invariant: biometricAuthentication with \(harness.authenticator.pendingPromptCount) prompts pending"
         }
         if status == .validating {
             return "invariant: resting in validating"
         }
-        if case .activation = input, !wasReady, status != before {
+        if case .activation = input, !hadFetchResult, status != before {
             return "invariant: an activation before the first fetch moved \(before) → \(status)"
         }
         if before == .signedOut && status != .signedOut && !input.mayLeaveSignedOut {
@@ -300,5 +319,35 @@ struct ModelBasedTests {
         let shrunk = try #require(failure.shrunk)
         #expect(shrunk.count <= failure.prefix.count)
         #expect(shrunk.contains { $0.kind == "sessionSignIn" || $0.kind == "appSignsIn" })
+    }
+}
+
+/// Whether `operation` finishes within `seconds`; a safety net that turns a hang into a reported
+/// failure (the operation is left running if it never finishes).
+func completes(within seconds: TimeInterval, _ operation: @escaping @Sendable () async -> Void) async -> Bool {
+    let settled = ConcurrencySafeContainer(false)
+    return await withCheckedContinuation { continuation in
+        let resume: @Sendable (Bool) -> Void = { finished in
+            let first = settled.withLock { settled in
+                defer { settled = true }
+                return !settled
+            }
+            if first {
+                continuation.resume(returning: finished)
+            }
+        }
+        let timer = Task {
+            do {
+                try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+            } catch {
+                return  // the operation finished first
+            }
+            resume(false)
+        }
+        Task {
+            await operation()
+            timer.cancel()
+            resume(true)
+        }
     }
 }

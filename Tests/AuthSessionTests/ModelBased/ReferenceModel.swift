@@ -42,7 +42,8 @@ struct ReferenceModel {
     var callbacks: [String] = []
 
     private var pendingProviderSignOuts = 0
-    private var hasFetchResult = false
+    /// Whether a fetch result (success or failure) has arrived: validation waits for one.
+    private(set) var hasFetchResult = false
     private var armedByActivation = false
     /// Only the first launch fetch validates.
     private var launchFetchPending = true
