@@ -5,6 +5,17 @@ import Foundation
 
 extension Scenario {
 
+    /// A provider holding a session that expires `seconds` from the clock's start.
+    static func storedSession(
+        expiresIn seconds: TimeInterval,
+        biometric: Bool = false
+    ) -> @Sendable (MockSessionProvider, ManualClock) -> Void {
+        { provider, clock in
+            provider.session = MockSession(expiresIn: seconds, from: clock.now)
+            provider.isBioMetricAuthenticationEnabled = biometric
+        }
+    }
+
     /// Every scenario, in the order the demo runs them.
     static let all: [Scenario] = [
         launchValidSession, launchExpiredSession, launchMissingSession, launchFetchFailure, biometricUnlock,
@@ -16,7 +27,7 @@ extension Scenario {
         name: "launch-valid-session",
         summary: "A stored session with an hour left: straight to signed in, no sign-in screen flash.",
         expectation: Expectation(status: .signedIn, path: [.validating, .signedIn]),
-        configure: { provider, clock in provider.session = MockSession(expiresIn: 3600, from: clock.now) },
+        configure: storedSession(expiresIn: 3600),
         run: { await $0.launch() }
     )
 
@@ -24,7 +35,7 @@ extension Scenario {
         name: "launch-expired-session",
         summary: "A stored session with 90 s left (under the 180 s threshold): signed out, provider told why.",
         expectation: Expectation(status: .signedOut, path: [.validating, .signedOut], signOutCount: 1),
-        configure: { provider, clock in provider.session = MockSession(expiresIn: 90, from: clock.now) },
+        configure: storedSession(expiresIn: 90),
         run: { await $0.launch() }
     )
 
@@ -40,7 +51,7 @@ extension Scenario {
         name: "launch-fetch-failure",
         summary: "The launch fetch fails (offline) but the cached session is valid: the user stays signed in.",
         expectation: Expectation(status: .signedIn, path: [.signedIn]),
-        configure: { provider, clock in provider.session = MockSession(expiresIn: 3600, from: clock.now) },
+        configure: storedSession(expiresIn: 3600),
         run: { harness in
             await harness.publish(.fetchingSession)
             await harness.publish(.sessionFetchFailed(URLError(.notConnectedToInternet)))
@@ -55,10 +66,7 @@ extension Scenario {
             path: [.validating, .biometricAuthentication, .signedIn],
             promptCount: 1
         ),
-        configure: { provider, clock in
-            provider.session = MockSession(expiresIn: 3600, from: clock.now)
-            provider.isBioMetricAuthenticationEnabled = true
-        },
+        configure: storedSession(expiresIn: 3600, biometric: true),
         run: { harness in
             await harness.launch()
             await harness.activate()
@@ -75,10 +83,7 @@ extension Scenario {
             signOutCount: 1,
             promptCount: 1
         ),
-        configure: { provider, clock in
-            provider.session = MockSession(expiresIn: 3600, from: clock.now)
-            provider.isBioMetricAuthenticationEnabled = true
-        },
+        configure: storedSession(expiresIn: 3600, biometric: true),
         run: { harness in
             await harness.launch()
             try await harness.answerPrompt(.failure(.biometryLockedout), callbacks: 2)
@@ -136,7 +141,7 @@ extension Scenario {
             path: [.validating, .signedIn, .validating, .signedOut],
             signOutCount: 1
         ),
-        configure: { provider, clock in provider.session = MockSession(expiresIn: 1800, from: clock.now) },
+        configure: storedSession(expiresIn: 1800),
         run: { harness in
             await harness.launch()
             await harness.activate()
@@ -170,10 +175,7 @@ extension Scenario {
             path: [.validating, .biometricAuthentication, .signedOut],
             promptCount: 1
         ),
-        configure: { provider, clock in
-            provider.session = MockSession(expiresIn: 3600, from: clock.now)
-            provider.isBioMetricAuthenticationEnabled = true
-        },
+        configure: storedSession(expiresIn: 3600, biometric: true),
         run: { harness in
             await harness.launch()
             await harness.publish(.sessionSignedOut(error: AuthSessionError.sessionMalformed))
