@@ -18,15 +18,10 @@ extension AuthSessionHandle {
     ///
     /// - Returns: A sequence that starts with the current status.
     public func statusUpdates() -> AsyncStream<AuthSessionStatus> {
-        let (stream, continuation) = AsyncStream.makeStream(of: AuthSessionStatus.self, bufferingPolicy: .unbounded)
-        let id = state.withLock { state in
+        makeConsumer { state, continuation in
             continuation.yield(state.machine.status)
             return state.streams.add(continuation)
         }
-        continuation.onTermination = { [weak self] _ in
-            self?.removeStream(id)
-        }
-        return stream
     }
 
     /// Every delegate callback as an `AuthSessionDelegateEvent`, in the
@@ -36,15 +31,9 @@ extension AuthSessionHandle {
     ///
     /// - Returns: A sequence of the events that happen after the call.
     public func delegateEvents() -> AsyncStream<AuthSessionDelegateEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: AuthSessionDelegateEvent.self,
-            bufferingPolicy: .unbounded
-        )
-        let id = state.withLock { $0.streams.add(continuation) }
-        continuation.onTermination = { [weak self] _ in
-            self?.removeStream(id)
+        makeConsumer { state, continuation in
+            state.streams.add(continuation)
         }
-        return stream
     }
 
     /// Waits for the first status that satisfies `predicate`, starting with the current one.
@@ -68,23 +57,11 @@ extension AuthSessionHandle {
     /// The first element is taken under the same lock as every later one, so a model fed by it
     /// never misses or reorders a change.
     func observationUpdates() -> AsyncStream<ObservationUpdate> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ObservationUpdate.self, bufferingPolicy: .unbounded)
-        let user = sessionProvider.session?.user
-        let id = state.withLock { state in
-            continuation.yield(
-                ObservationUpdate(
-                    status: state.machine.status,
-                    isManualAuthenticationRequired: state.machine.isManualAuthenticationRequired,
-                    user: user,
-                    errors: []
-                )
-            )
+        let session = sessionProvider.session
+        return makeConsumer { state, continuation in
+            continuation.yield(Self.observationUpdate([], session: session, state: state))
             return state.streams.add(continuation)
         }
-        continuation.onTermination = { [weak self] _ in
-            self?.removeStream(id)
-        }
-        return stream
     }
 
     /// The number of live async-sequence consumers.
@@ -92,7 +69,16 @@ extension AuthSessionHandle {
         state.withLock { $0.streams.count }
     }
 
-    private func removeStream(_ id: UInt64) {
-        state.withLock { $0.streams.remove(id) }
+    /// A new consumer with an unbounded buffer: `register` seeds and registers it under the
+    /// lock (so it misses nothing and repeats nothing), and it is removed when it terminates.
+    private func makeConsumer<Element: Sendable>(
+        _ register: (inout HandleState, AsyncStream<Element>.Continuation) -> UInt64
+    ) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .unbounded)
+        let id = state.withLock { register(&$0, continuation) }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { $0.streams.remove(id) }
+        }
+        return stream
     }
 }

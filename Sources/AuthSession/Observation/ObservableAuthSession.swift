@@ -49,7 +49,7 @@ public final class ObservableAuthSession {
     /// Whether the session is still being decided (syncing, validating, or a biometric prompt).
     public var isLoading: Bool { status.isLoadingStatus }
 
-    @ObservationIgnored private let listeners: ListenerTasks
+    @ObservationIgnored private let listener: ListenerTask
 
     /// Creates a model that follows `handle` from now on.
     ///
@@ -58,10 +58,10 @@ public final class ObservableAuthSession {
         status = handle.sessionStatus
         user = handle.session?.user
         isManualAuthenticationRequired = handle.isManualAuthenticationRequired
-        listeners = ListenerTasks()
+        listener = ListenerTask()
 
         let updates = handle.observationUpdates()
-        listeners.start { @MainActor [weak self] in
+        listener.start { @MainActor [weak self] in
             for await update in updates {
                 self?.apply(update)
             }
@@ -103,19 +103,18 @@ extension ObservableAuthSession {
     }
 }
 
-/// Tasks cancelled when their owner is deallocated.
-private final class ListenerTasks: Sendable {
-    private let tasks = ConcurrencySafeContainer<[Task<Void, Never>]>([])
+/// A task cancelled when its owner is deallocated. Started after the owner's initialization, since
+/// its body refers to the owner.
+private final class ListenerTask: Sendable {
+    private let task = ConcurrencySafeContainer<Task<Void, Never>?>(nil)
 
     func start(_ body: @escaping @Sendable @MainActor () async -> Void) {
-        let task = Task { @MainActor in await body() }
-        tasks.withLock { $0.append(task) }
+        let started = Task { @MainActor in await body() }
+        task.withLock { $0 = started }
     }
 
     deinit {
-        for task in tasks.withLock({ $0 }) {
-            task.cancel()
-        }
+        task.withLock { $0 }?.cancel()
     }
 }
 #endif
