@@ -3,8 +3,13 @@ import AuthSession
 /// An app-activation signal a test fires by hand.
 ///
 /// All operations are thread-safe. ``fire()`` calls every observer synchronously on the calling
-/// thread, so when it returns the handles observing it have processed the activation.
+/// thread, so when it returns a handle observing it has applied the activation (unless another
+/// thread was applying inputs to that handle: `AuthSessionHandle.waitUntilIdle()` waits for it).
 public final class ManualActivationSignal: AppActivationSignal {
+
+    /// Whether it stands for an app lifecycle (the launch counts as an activation the test fires)
+    /// or for a client without one (the handle counts the launch itself).
+    public let hasApplicationLifecycle: Bool
 
     private struct State {
         var observers: [UInt64: @Sendable () -> Void] = [:]
@@ -15,7 +20,13 @@ public final class ManualActivationSignal: AppActivationSignal {
     private let state = ConcurrencySafeContainer(State())
 
     /// Creates a signal with no observers.
-    public init() {}
+    ///
+    /// - Parameter hasApplicationLifecycle: `true` (the default) to behave as UIKit or AppKit do,
+    ///   where the test fires the launch's activation itself; `false` to behave as a command-line
+    ///   client, where the handle counts the launch as the first activation.
+    public init(hasApplicationLifecycle: Bool = true) {
+        self.hasApplicationLifecycle = hasApplicationLifecycle
+    }
 
     /// Registers `handler` until the observation is cancelled.
     ///

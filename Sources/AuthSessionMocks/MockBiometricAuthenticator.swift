@@ -38,6 +38,7 @@ public final class MockBiometricAuthenticator: BiometricAuthenticator {
 
     private struct State: WaitableState {
         var pending: [PendingPrompt] = []
+        var automaticOutcome: Outcome?
         var cancelledBeforeRegistration: Set<UInt64> = []
         var lastID: UInt64 = 0
         var reasons: [String] = []
@@ -60,14 +61,15 @@ public final class MockBiometricAuthenticator: BiometricAuthenticator {
         }
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let cancelled = state.mutateAndNotify { state in
-                    if state.cancelledBeforeRegistration.remove(id) != nil { return true }
+                let immediate = state.mutateAndNotify { state -> Result<Void, BiometricAuthenticationError>? in
+                    if state.cancelledBeforeRegistration.remove(id) != nil { return .failure(.canceledBySystem) }
                     state.reasons.append(reason)
+                    if let outcome = state.automaticOutcome { return outcome.result }
                     state.pending.append(PendingPrompt(id: id, continuation: continuation))
-                    return false
+                    return nil
                 }
-                if cancelled {
-                    continuation.resume(returning: .failure(.canceledBySystem))
+                if let immediate {
+                    continuation.resume(returning: immediate)
                 }
             }
         } onCancel: {
@@ -81,6 +83,16 @@ public final class MockBiometricAuthenticator: BiometricAuthenticator {
             prompt?.continuation.resume(returning: .failure(.canceledBySystem))
         }
         try result.get()
+    }
+
+    /// When set, every prompt presented from then on ends at once with this outcome (and is still
+    /// counted in ``promptCount``); prompts already on screen stay. `nil` (the default) keeps
+    /// prompts up until the test ends them.
+    ///
+    /// Useful to settle a handle at the end of a test, whatever prompts it still presents.
+    public var automaticOutcome: Outcome? {
+        get { state.withLock { $0.automaticOutcome } }
+        set { state.withLock { $0.automaticOutcome = newValue } }
     }
 
     /// Ends the oldest prompt on screen with `outcome`.

@@ -3,12 +3,18 @@ import Foundation
 
 /// A session for tests, with an expiry you place exactly.
 ///
-/// Its `description` never shows the token.
+/// Its `description` never shows the token. The default token, ``defaultAccessToken``, is shaped
+/// like a real one (a JWT), so a test that leaks it into a message is caught by the same
+/// redaction that protects real tokens.
 ///
 /// All operations are thread-safe.
 public struct MockSession: AuthSessionProtocol, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
     CustomReflectable
 {
+
+    /// The token every mock session has unless a test gives another: a JWT-shaped string
+    /// (`{"alg":"none"}`, `{"sub":"mock-user"}`), never a real credential.
+    public static let defaultAccessToken = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJtb2NrLXVzZXIifQ.bW9jay1zaWduYXR1cmUtMDAwMQ"
 
     /// The bearer token.
     public var accessToken: String
@@ -25,7 +31,7 @@ public struct MockSession: AuthSessionProtocol, Hashable, CustomStringConvertibl
     ///   - accessToken: The bearer token.
     ///   - expiresAt: The expiry, in seconds since 1970.
     ///   - user: The owner.
-    public init(accessToken: String = "mock-access-token", expiresAt: TimeInterval, user: MockUser = MockUser()) {
+    public init(accessToken: String = Self.defaultAccessToken, expiresAt: TimeInterval, user: MockUser = MockUser()) {
         self.accessToken = accessToken
         self.expiresAt = expiresAt
         self.user = user
@@ -41,7 +47,7 @@ public struct MockSession: AuthSessionProtocol, Hashable, CustomStringConvertibl
     public init(
         expiresIn seconds: TimeInterval,
         from now: Date = Date(),
-        accessToken: String = "mock-access-token",
+        accessToken: String = Self.defaultAccessToken,
         user: MockUser = MockUser()
     ) {
         self.init(accessToken: accessToken, expiresAt: now.timeIntervalSince1970 + seconds, user: user)

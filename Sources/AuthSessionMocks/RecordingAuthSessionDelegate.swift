@@ -52,6 +52,7 @@ public final class RecordingAuthSessionDelegate: AuthSessionDelegate {
 
     private struct State: WaitableState {
         var records: [Record] = []
+        var startingStatuses: [AuthSessionStatus] = []
         var waiters = WaiterList<State>()
     }
 
@@ -89,6 +90,28 @@ public final class RecordingAuthSessionDelegate: AuthSessionDelegate {
         state.withLock { $0.records.count }
     }
 
+    /// The status each subscription started from (`authentication(_:didStartObservingWith:for:)`),
+    /// in order. Kept apart from ``records``: it is not one of the six callbacks, and never a
+    /// status change.
+    public var startingStatuses: [AuthSessionStatus] {
+        state.withLock { $0.startingStatuses }
+    }
+
+    /// Returns the status the `number`-th subscription started from (counting from 1), once it has
+    /// been received.
+    ///
+    /// - Parameters:
+    ///   - number: Which subscription: `1` for the first.
+    ///   - timeout: A safety net in seconds, not a way to wait.
+    /// - Throws: ``MockTimeoutError`` if it does not arrive in time.
+    public func waitForStartingStatus(number: Int = 1, timeout: TimeInterval = 10) async throws -> AuthSessionStatus {
+        precondition(number >= 1, "subscriptions are counted from 1")
+        try await state.wait(timeout: timeout, for: "subscription \(number)'s starting status") {
+            $0.startingStatuses.count >= number
+        }
+        return startingStatuses[number - 1]
+    }
+
     /// Returns once at least `count` callbacks have been received, and returns them all.
     ///
     /// - Parameters:
@@ -112,7 +135,11 @@ public final class RecordingAuthSessionDelegate: AuthSessionDelegate {
         return try await waitForEvents(count: number, timeout: timeout)[number - 1]
     }
 
-    /// Returns once a status change to `status` has been received.
+    /// Returns once a status change to `status` is in the record: one received at any time since
+    /// creation or ``reset()``, including before this call.
+    ///
+    /// Use it to wait for a status reached once. To wait for the next time the status is entered,
+    /// after something the test does now, use ``waitForNextStatus(_:timeout:)``.
     ///
     /// - Parameters:
     ///   - status: The status to wait for.
@@ -124,6 +151,30 @@ public final class RecordingAuthSessionDelegate: AuthSessionDelegate {
         }
     }
 
+    /// Returns once a status change to `status` arrives that was not yet in the record when this
+    /// was called: the next time the status is entered.
+    ///
+    /// ```swift
+    /// let next = Task { try await recorder.waitForNextStatus(.signedOut) }
+    /// provider.publish(.sessionSignedOut(error: nil))
+    /// try await next.value
+    /// ```
+    ///
+    /// Call it before the change can arrive (the change is enqueued when the handle applies the
+    /// input, and recorded when the recorder's queue runs it): a change already recorded does not
+    /// count.
+    ///
+    /// - Parameters:
+    ///   - status: The status to wait for.
+    ///   - timeout: A safety net in seconds, not a way to wait.
+    /// - Throws: ``MockTimeoutError`` if it does not arrive in time.
+    public func waitForNextStatus(_ status: AuthSessionStatus, timeout: TimeInterval = 10) async throws {
+        let seen = count
+        try await state.wait(timeout: timeout, for: "the next change to \(status)") { state in
+            state.records.dropFirst(seen).contains { Self.statusChange($0.event)?.to == status }
+        }
+    }
+
     /// Returns once every callback enqueued on ``queue`` before this call has run.
     public func drain() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -131,9 +182,12 @@ public final class RecordingAuthSessionDelegate: AuthSessionDelegate {
         }
     }
 
-    /// Forgets every record.
+    /// Forgets every record and starting status.
     public func reset() {
-        state.withLock { $0.records = [] }
+        state.withLock { state in
+            state.records = []
+            state.startingStatuses = []
+        }
     }
 
     private static func statusChange(_ event: AuthSessionDelegateEvent) -> StatusChange? {
@@ -154,6 +208,16 @@ public final class RecordingAuthSessionDelegate: AuthSessionDelegate {
     }
 
     // MARK: - AuthSessionDelegate
+
+    /// Records the status in ``startingStatuses``.
+    public func authentication(
+        _ sessionHandle: (any AuthSessionHandleProtocol)?,
+        didStartObservingWith sessionStatus: any AuthSessionStatusProtocol,
+        for session: (any AuthSessionProtocol)?
+    ) {
+        guard let status = sessionStatus as? AuthSessionStatus else { return }
+        state.mutateAndNotify { $0.startingStatuses.append(status) }
+    }
 
     /// Records `.sessionFetch`.
     public func authentication(

@@ -18,66 +18,81 @@ public struct MockTimeoutError: Error, CustomStringConvertible {
     }
 }
 
-/// Continuations waiting for a condition on some state; lives inside that state's lock.
+/// One wait: a continuation resumed exactly once, by its condition or by its safety net, and the
+/// safety net's timer, cancelled as soon as the wait ends.
+///
+/// Holds nothing of the state it waits on, so a timer that outlives the wait keeps no recorded
+/// history alive.
+///
+/// All operations are thread-safe.
+final class WaitTicket: Sendable {
+
+    private struct Slot {
+        var continuation: CheckedContinuation<Void, any Error>?
+        var timer: Task<Void, Never>?
+    }
+
+    private let slot: ConcurrencySafeContainer<Slot>
+
+    init(_ continuation: CheckedContinuation<Void, any Error>) {
+        slot = ConcurrencySafeContainer(Slot(continuation: continuation))
+    }
+
+    /// Whether the wait has ended.
+    var isFinished: Bool {
+        slot.withLock { $0.continuation == nil }
+    }
+
+    /// Gives the wait its safety net; cancels it at once if the wait already ended.
+    func attach(_ timer: Task<Void, Never>) {
+        let hasEnded = slot.withLock { slot in
+            guard slot.continuation != nil else { return true }
+            slot.timer = timer
+            return false
+        }
+        if hasEnded {
+            timer.cancel()
+        }
+    }
+
+    /// Ends the wait with `result`, unless it has ended already; cancels the timer.
+    func finish(_ result: Result<Void, any Error>) {
+        let ended = slot.withLock { slot in
+            defer { slot = Slot() }
+            return slot
+        }
+        ended.timer?.cancel()
+        ended.continuation?.resume(with: result)
+    }
+}
+
+/// The waits on some state, each with its condition; lives inside that state's lock.
 ///
 /// Not thread-safe: keep it in a `ConcurrencySafeContainer` with the state it
 /// watches.
 struct WaiterList<State>: Sendable {
 
-    private struct Waiter {
-        let id: UInt64
-        let isSatisfied: @Sendable (State) -> Bool
-        let continuation: CheckedContinuation<Void, any Error>
-        /// The safety-net timer, cancelled once the waiter is resumed.
-        var timeout: Task<Void, Never>?
+    private var waiters: [(isSatisfied: @Sendable (State) -> Bool, ticket: WaitTicket)] = []
+
+    mutating func add(_ ticket: WaitTicket, until isSatisfied: @escaping @Sendable (State) -> Bool) {
+        waiters.append((isSatisfied, ticket))
     }
 
-    /// A waiter taken off the list, to resume outside the lock.
-    struct Ready: Sendable {
-        let continuation: CheckedContinuation<Void, any Error>
-        let timeout: Task<Void, Never>?
-
-        func resume() {
-            timeout?.cancel()
-            continuation.resume()
-        }
-    }
-
-    private var waiters: [Waiter] = []
-    private var lastID: UInt64 = 0
-
-    mutating func add(
-        _ continuation: CheckedContinuation<Void, any Error>,
-        until isSatisfied: @escaping @Sendable (State) -> Bool
-    ) -> UInt64 {
-        lastID += 1
-        waiters.append(Waiter(id: lastID, isSatisfied: isSatisfied, continuation: continuation))
-        return lastID
-    }
-
-    /// Removes and returns the waiters whose condition holds for `state`.
-    mutating func takeSatisfied(by state: State) -> [Ready] {
-        var satisfied: [Ready] = []
+    /// Removes and returns the waits whose condition holds for `state`; drops the ones that
+    /// already ended (timed out).
+    mutating func takeSatisfied(by state: State) -> [WaitTicket] {
+        var satisfied: [WaitTicket] = []
         waiters.removeAll { waiter in
+            if waiter.ticket.isFinished { return true }
             guard waiter.isSatisfied(state) else { return false }
-            satisfied.append(Ready(continuation: waiter.continuation, timeout: waiter.timeout))
+            satisfied.append(waiter.ticket)
             return true
         }
         return satisfied
     }
 
-    /// Gives waiter `id` its timer; `false` if it was already resumed (cancel the timer then).
-    mutating func attach(_ timeout: Task<Void, Never>, to id: UInt64) -> Bool {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return false }
-        waiters[index].timeout = timeout
-        return true
-    }
-
-    /// Removes and returns the waiter `id`, if it is still waiting.
-    mutating func take(_ id: UInt64) -> CheckedContinuation<Void, any Error>? {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
-        return waiters.remove(at: index).continuation
-    }
+    /// The number of waits still registered; for tests.
+    var count: Int { waiters.count }
 }
 
 /// A state whose changes can be awaited.
@@ -97,8 +112,8 @@ extension ConcurrencySafeContainer where Value: WaitableState {
             state.waiters = waiters
             return (result, ready)
         }
-        for waiter in ready {
-            waiter.resume()
+        for ticket in ready {
+            ticket.finish(.success(()))
         }
         return result
     }
@@ -113,21 +128,31 @@ extension ConcurrencySafeContainer where Value: WaitableState {
     ) async throws {
         let description = description()
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let id: UInt64? = withLock { state in
-                if isSatisfied(state) { return nil }
-                return state.waiters.add(continuation, until: isSatisfied)
+            let ticket = WaitTicket(continuation)
+            let isWaiting = withLock { state in
+                guard !isSatisfied(state) else { return false }
+                state.waiters.add(ticket, until: isSatisfied)
+                return true
             }
-            guard let id else {
-                continuation.resume()
+            guard isWaiting else {
+                ticket.finish(.success(()))
                 return
             }
-            Task {
-                try? await Task.sleep(nanoseconds: UInt64(timeout * 1_000_000_000))
-                let expired = withLock { $0.waiters.take(id) }
-                expired?.resume(
-                    throwing: MockTimeoutError(description: "timed out after \(timeout) s waiting for \(description)")
-                )
-            }
+            // The safety net holds the ticket only: never the state, whose history may be large.
+            ticket.attach(
+                Task {
+                    do {
+                        try await Task.sleep(nanoseconds: UInt64(timeout * 1_000_000_000))
+                    } catch {
+                        return  // the wait ended first
+                    }
+                    ticket.finish(
+                        .failure(
+                            MockTimeoutError(description: "timed out after \(timeout) s waiting for \(description)")
+                        )
+                    )
+                }
+            )
         }
     }
 }

@@ -271,6 +271,44 @@ struct RecordingDelegateTests {
         }
     }
 
+    @Test("a satisfied wait lets go of the recorded state at once, not when its safety net expires")
+    func satisfiedWaitReleasesState() async throws {
+        final class TrackedSession: AuthSessionProtocol {
+            let accessToken = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJhZGEifQ.c2lnbmF0dXJl"
+            let expiresAt: TimeInterval = 0
+            let user = MockUser(identifier: "ada")
+        }
+        weak var released: TrackedSession?
+        var recorder: RecordingAuthSessionDelegate? = RecordingAuthSessionDelegate()
+        do {
+            let session = TrackedSession()
+            released = session
+            let waiting = recorder!
+            waiting.authentication(nil, didCompleteFetchWith: session, isInitialFetch: true)
+            // The second callback is certainly not there yet: this wait registers a waiter whose
+            // safety net would run for ten minutes.
+            let arrival = Task { try await waiting.waitForEvents(count: 2, timeout: 600) }
+            waiting.queue.async { waiting.authentication(nil, didLogoutWith: nil) }
+            _ = try await arrival.value
+        }
+        recorder = nil
+        #expect(released == nil, "the wait's timer still holds the recorded session")
+    }
+
+    @Test("the kit's default token looks like a real one, so no rendering of an error leaks it")
+    func defaultTokenIsRedacted() {
+        let token = MockSession(expiresAt: 0).accessToken
+        let cause = NSError(domain: "test", code: 1, userInfo: [NSLocalizedDescriptionKey: "sent \(token), got 401"])
+        let error = AuthSessionError.networkFailure(error: cause)
+        var dumped = ""
+        dump(error, to: &dumped)
+        for text in [
+            error.description, error.localizedDescription, dumped, "\(AuthSessionEvent.sessionFetchFailed(cause))",
+        ] {
+            #expect(!text.contains(token), "\(text)")
+        }
+    }
+
     @Test("MockSession never prints its token")
     func sessionDescription() {
         let session = MockSession(

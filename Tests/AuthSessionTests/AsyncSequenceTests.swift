@@ -58,6 +58,7 @@ struct AsyncSequenceTests {
                     harness.provider.publish(events[(thread * 3 + step) % events.count])
                 }
             }
+            await harness.handle.waitUntilIdle()
         }
         // The handle is gone: every sequence has finished, so each is complete.
         await recorder.drain()

@@ -39,6 +39,7 @@ struct HandleGuaranteeTests {
                 }
             }
         }
+        await harness.handle.waitUntilIdle()
         let final = harness.handle.sessionStatus
         for recorder in [harness.recorder] + others {
             await recorder.drain()

@@ -130,6 +130,7 @@ struct HostileProviderTests {
                 harness.provider.publish(.sessionFetched(isInitialFetch: true))
             }
         }
+        await harness.handle.waitUntilIdle()
         try await harness.authenticator.waitForPendingPrompt()
         #expect(harness.authenticator.promptCount == 1)
         #expect(await harness.statusChanges() == ["syncing → validating", "validating → biometricAuthentication"])
@@ -137,7 +138,7 @@ struct HostileProviderTests {
     }
 
     @Test("a provider whose policy answers change between calls cannot break the invariants")
-    func flappingPolicies() async throws {
+    func flappingPolicies() async {
         let harness = Harness(biometric: true)
         await onParallelThreads(4) { thread in
             for step in 0..<500 {
@@ -151,10 +152,10 @@ struct HostileProviderTests {
         }
         #expect(harness.authenticator.pendingPromptCount <= 1)
         harness.provider.isBioMetricAuthenticationEnabled = false
-        while harness.handle.isBiometricAuthenticationInProcess {
-            try await harness.authenticator.resolveNextPrompt(with: .success)
-            await harness.handle.waitForBiometricPrompt()
-        }
+        harness.authenticator.automaticOutcome = .success
+        await harness.handle.waitUntilIdle()
+        while harness.authenticator.resolvePendingPrompt(with: .success) {}
+        await harness.handle.waitForBiometricPrompt()
         await harness.recorder.drain()
         #expect(isChain(harness.recorder.statusChanges, from: .syncing))
         #expect(harness.handle.sessionStatus != .biometricAuthentication)

@@ -117,7 +117,9 @@ struct SessionStateMachineEventTests {
     )
     func signInSignsIn(from status: AuthSessionStatus) {
         var machine = MachineFixture.ready(in: status)
-        #expect(machine.sessionSignIn().summaries == ["status(\(status)→signedIn)", "login"])
+        // A prompt up for the session before is taken down: it no longer gates anything.
+        let cancel = status == .biometricAuthentication ? ["cancelPrompt(#1)"] : []
+        #expect(machine.sessionSignIn().summaries == ["status(\(status)→signedIn)"] + cancel + ["login"])
     }
 
     @Test("sessionSignIn while signed in reports the login without a status change")
@@ -132,7 +134,9 @@ struct SessionStateMachineEventTests {
     )
     func signedOutSignsOut(from status: AuthSessionStatus) {
         var machine = MachineFixture.ready(in: status)
-        let expected = status == .signedOut ? ["logout(nil)"] : ["status(\(status)→signedOut)", "logout(nil)"]
+        let cancel = status == .biometricAuthentication ? ["cancelPrompt(#1)"] : []
+        let expected =
+            status == .signedOut ? ["logout(nil)"] : ["status(\(status)→signedOut)"] + cancel + ["logout(nil)"]
         #expect(machine.sessionSignedOut(error: nil).summaries == expected)
         #expect(
             machine.sessionSignedOut(error: AuthSessionError.sessionExpired).summaries == ["logout(AuthSessionError)"]
@@ -366,7 +370,8 @@ struct SessionStateMachinePostFetchTests {
         let actions = machine.sessionFetched(isInitialFetch: false, snapshot: snapshot(expiresIn: 10))
         #expect(
             actions.summaries == [
-                "status(biometricAuthentication→signedOut)", "signOut(sessionExpired)", "fetched(refresh)",
+                "status(biometricAuthentication→signedOut)", "cancelPrompt(#1)", "signOut(sessionExpired)",
+                "fetched(refresh)",
             ]
         )
         #expect(
@@ -726,25 +731,116 @@ struct SessionStateMachineGateTests {
         _ = machine.fetchingSession()
         let refresh = machine.sessionFetched(isInitialFetch: false, snapshot: snapshot())
         #expect(refresh.summaries == ["status(syncing→signedIn)", "fetched(refresh)"])
-        #expect(machine.isBiometricAuthenticationInProcess, "the old prompt is still on screen")
+        #expect(machine.isBiometricAuthenticationInProcess, "the old prompt is still being taken down")
         #expect(!machine.isAwaitingBiometricOutcome)
     }
 
-    @Test("a decision that needs a prompt adopts the abandoned one on screen instead of presenting a second")
-    func adoptsAbandonedPrompt() {
+    @Test("an abandoned prompt is never reused: a new one goes up once it is gone, and its success counts for nothing")
+    func abandonedPromptIsNotReused() {
         var machine = MachineFixture.ready(in: .biometricAuthentication)
-        let id = machine.biometricPrompt!.id
-        _ = machine.sessionSignedOut(error: nil)
+        let abandoned = machine.biometricPrompt!.id
+        #expect(machine.sessionSignedOut(error: nil).summaries.contains("cancelPrompt(#1)"))
         _ = machine.fetchingSession()
         let refresh = machine.sessionFetched(isInitialFetch: false, snapshot: snapshot(biometric: true))
+        // The gate holds, but the abandoned prompt is still being taken down: the new one waits.
         #expect(refresh.summaries == ["status(syncing→biometricAuthentication)", "fetched(refresh)"])
+        #expect(machine.isAwaitingBiometricOutcome && machine.isPromptDeferred)
+
+        // The abandoned prompt reports success (the user answered it just before the sign-out).
         let outcome = machine.biometricPromptCompleted(
-            id,
+            abandoned,
             result: .success(()),
             snapshot: snapshot(biometric: true),
             allowsSigningOut: true
         )
-        #expect(outcome.summaries == ["status(biometricAuthentication→signedIn)"])
+        #expect(outcome.summaries == ["prompt(#2)"], "the success is ignored; the waiting prompt goes up")
+        #expect(machine.status == .biometricAuthentication)
+        let second = machine.biometricPrompt!.id
+        #expect(second != abandoned)
+
+        let unlocked = machine.biometricPromptCompleted(
+            second,
+            result: .success(()),
+            snapshot: snapshot(biometric: true),
+            allowsSigningOut: true
+        )
+        #expect(unlocked.summaries == ["status(biometricAuthentication→signedIn)"])
+    }
+
+    @Test("a sign-out drops a prompt that was waiting for an abandoned one")
+    func signOutDropsDeferredPrompt() {
+        var machine = MachineFixture.ready(in: .biometricAuthentication)
+        let abandoned = machine.biometricPrompt!.id
+        _ = machine.sessionSignedOut(error: nil)
+        _ = machine.sessionFetched(isInitialFetch: false, snapshot: snapshot(biometric: true))
+        #expect(machine.isPromptDeferred)
+        _ = machine.sessionSignedOut(error: nil)
+        #expect(!machine.isPromptDeferred)
+        let outcome = machine.biometricPromptCompleted(
+            abandoned,
+            result: .success(()),
+            snapshot: snapshot(biometric: true),
+            allowsSigningOut: true
+        )
+        #expect(outcome.isEmpty)
+        #expect(machine.status == .signedOut && !machine.isBiometricAuthenticationInProcess)
+    }
+
+    @Test(
+        "the gate holds until signed in or prompted: a launch fetch that validated nothing does not open it",
+        arguments: [true, false]
+    )
+    func gateOpensOnlyOnSignInOrPrompt(localValidation: Bool) {
+        var machine = SessionStateMachine()
+        _ = machine.sessionSignedOut(error: nil)
+        // The launch fetch arrives while signed out: with local validation it validates nothing.
+        _ = machine.sessionFetched(
+            isInitialFetch: true,
+            snapshot: snapshot(localValidation: localValidation, biometric: true)
+        )
+        if localValidation {
+            #expect(machine.status == .signedOut)
+            #expect(machine.isBiometricGatePending)
+            let refresh = machine.sessionFetched(isInitialFetch: false, snapshot: snapshot(biometric: true))
+            #expect(
+                refresh.summaries == ["status(signedOut→biometricAuthentication)", "prompt(#1)", "fetched(refresh)"]
+            )
+        } else {
+            #expect(machine.status == .biometricAuthentication, "without local validation the launch prompts")
+        }
+    }
+
+    @Test("a decision taken while biometrics were off opens the gate; enabling them later does not prompt a refresh")
+    func gateOpensWhenSignedInWithoutBiometrics() {
+        var machine = SessionStateMachine()
+        _ = machine.sessionFetched(isInitialFetch: true, snapshot: snapshot())
+        #expect(machine.status == .signedIn && !machine.isBiometricGatePending)
+        _ = machine.fetchingSession()
+        let refresh = machine.sessionFetched(isInitialFetch: false, snapshot: snapshot(biometric: true))
+        #expect(refresh.summaries == ["status(syncing→signedIn)", "fetched(refresh)"])
+    }
+
+    @Test("without an app lifecycle the launch counts as the first activation, and a finished prompt re-arms")
+    func noLifecycleArmsAtLaunchAndAfterPrompts() {
+        var machine = SessionStateMachine(hasApplicationLifecycle: false)
+        #expect(machine.allowsSessionValidationFromNotifications)
+        _ = machine.sessionFetched(isInitialFetch: true, snapshot: snapshot(biometric: true))
+        #expect(machine.status == .biometricAuthentication && !machine.allowsSessionValidationFromNotifications)
+        _ = machine.biometricPromptCompleted(
+            machine.biometricPrompt!.id,
+            result: .success(()),
+            snapshot: snapshot(biometric: true),
+            allowsSigningOut: true
+        )
+        #expect(machine.status == .signedIn && machine.allowsSessionValidationFromNotifications)
+        // The next activation revalidates (and prompts again).
+        let activation = machine.applicationDidBecomeActive(snapshot: snapshot(biometric: true))
+        #expect(activation.summaries.contains("prompt(#2)"))
+
+        var withLifecycle = SessionStateMachine()
+        #expect(!withLifecycle.allowsSessionValidationFromNotifications)
+        _ = withLifecycle.sessionFetched(isInitialFetch: true, snapshot: snapshot())
+        #expect(withLifecycle.applicationDidBecomeActive(snapshot: snapshot()).isEmpty, "the first one only arms")
     }
 
     @Test("a success re-evaluates the session: gone, expired, or trusted to the provider's refresh")

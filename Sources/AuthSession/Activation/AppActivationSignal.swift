@@ -7,12 +7,27 @@
 /// Conformers must be thread-safe and may call the handler on any thread.
 public protocol AppActivationSignal: Sendable {
 
+    /// Whether the platform reports activations itself, including the one at launch and the one
+    /// that follows a system prompt's dismissal (UIKit, AppKit): `true` by default.
+    ///
+    /// When `false` (a command-line client or a service on Linux, where nothing posts an
+    /// activation at launch), the handle counts the launch as the first activation and re-arms
+    /// revalidation when a biometric prompt finishes, so the first activation the client does
+    /// post revalidates.
+    var hasApplicationLifecycle: Bool { get }
+
     /// Calls `handler` on every activation until the returned observation is cancelled or
     /// deallocated.
     ///
     /// - Parameter handler: Called once per activation.
     /// - Returns: The observation; keep it for as long as you want to be called.
     func observe(_ handler: @escaping @Sendable () -> Void) -> AppActivationObservation
+}
+
+extension AppActivationSignal {
+
+    /// `true`: activations come from an app lifecycle, the launch included.
+    public var hasApplicationLifecycle: Bool { true }
 }
 
 /// A running observation of an ``AppActivationSignal``; cancels itself when deallocated.

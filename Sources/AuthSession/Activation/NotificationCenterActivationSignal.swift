@@ -35,7 +35,7 @@ extension Notification.Name {
 /// By default it listens to `Notification.Name.authSessionPlatformDidBecomeActive`
 /// on `NotificationCenter.default`: UIKit's and AppKit's own notification on Apple platforms; on
 /// Linux the client posts `Notification.Name.authSessionApplicationDidBecomeActive`
-/// itself.
+/// itself when it returns to the foreground, and the launch counts as the first activation.
 ///
 /// All operations are thread-safe. The handler runs on the posting thread.
 public struct NotificationCenterActivationSignal: AppActivationSignal {
@@ -46,17 +46,34 @@ public struct NotificationCenterActivationSignal: AppActivationSignal {
     /// The notification observed.
     public let name: Notification.Name
 
+    /// Whether an app lifecycle posts `name`, the launch included: `true` where UIKit or AppKit
+    /// exists, `false` elsewhere. See ``AppActivationSignal/hasApplicationLifecycle``.
+    public let hasApplicationLifecycle: Bool
+
     /// Creates a signal for `name` on `center`.
     ///
     /// - Parameters:
     ///   - center: The notification center; `.default` unless you isolate a test.
     ///   - name: The notification that means "the app became active".
+    ///   - hasApplicationLifecycle: Whether an app lifecycle posts it, the launch included; by
+    ///     default `true` where UIKit or AppKit exists and `false` elsewhere.
     public init(
         center: NotificationCenter = .default,
-        name: Notification.Name = .authSessionPlatformDidBecomeActive
+        name: Notification.Name = .authSessionPlatformDidBecomeActive,
+        hasApplicationLifecycle: Bool = Self.platformHasApplicationLifecycle
     ) {
         self.center = center
         self.name = name
+        self.hasApplicationLifecycle = hasApplicationLifecycle
+    }
+
+    /// Whether this platform has an app lifecycle that posts activations: UIKit or AppKit.
+    public static var platformHasApplicationLifecycle: Bool {
+        #if canImport(UIKit) || canImport(AppKit)
+        true
+        #else
+        false
+        #endif
     }
 
     /// Adds an observer that calls `handler`; cancelling the observation removes it.

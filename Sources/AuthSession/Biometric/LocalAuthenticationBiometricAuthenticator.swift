@@ -26,25 +26,46 @@ public struct LocalAuthenticationBiometricAuthenticator: BiometricAuthenticator 
 
     /// Evaluates the policy with a fresh `LAContext`.
     ///
+    /// Cancelling the calling task invalidates the context, which takes the system prompt down
+    /// at once and ends the evaluation with `LAError.appCancel` (`.canceledBySystem`).
+    ///
     /// - Parameter reason: The text shown in the system prompt.
     /// - Throws: The `BiometricAuthenticationError` matching the `LAError`.
     public func authenticate(reason: String) async throws(BiometricAuthenticationError) {
         let policy: LAPolicy =
             allowsDevicePasscodeFallback ? .deviceOwnerAuthentication : .deviceOwnerAuthenticationWithBiometrics
-        let context = LAContext()
+        if Task.isCancelled {
+            throw .canceledBySystem
+        }
+        let context = ContextBox(LAContext())
         var availabilityError: NSError?
-        guard context.canEvaluatePolicy(policy, error: &availabilityError) else {
+        guard context.value.canEvaluatePolicy(policy, error: &availabilityError) else {
             throw BiometricAuthenticationError(localAuthenticationError: availabilityError)
         }
-        let result: Result<Void, BiometricAuthenticationError> = await withCheckedContinuation { continuation in
-            context.evaluatePolicy(policy, localizedReason: reason) { success, error in
-                continuation.resume(
-                    returning: success
-                        ? .success(()) : .failure(BiometricAuthenticationError(localAuthenticationError: error))
-                )
+        let result: Result<Void, BiometricAuthenticationError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                context.value.evaluatePolicy(policy, localizedReason: reason) { success, error in
+                    continuation.resume(
+                        returning: success
+                            ? .success(()) : .failure(BiometricAuthenticationError(localAuthenticationError: error))
+                    )
+                }
             }
+        } onCancel: {
+            // Safe from any thread; evaluatePolicy's reply then arrives with LAError.appCancel.
+            context.value.invalidate()
         }
         try result.get()
+    }
+}
+
+/// An `LAContext`, handed to the cancellation handler.
+// @unchecked: `LAContext` is documented as usable from any thread; the box only carries it.
+private final class ContextBox: @unchecked Sendable {
+    let value: LAContext
+
+    init(_ value: LAContext) {
+        self.value = value
     }
 }
 
@@ -60,7 +81,7 @@ extension BiometricAuthenticationError {
         case .authenticationFailed: self = .failed
         case .userCancel: self = .canceledByUser
         case .userFallback: self = .fallback
-        case .systemCancel, .appCancel: self = .canceledBySystem
+        case .systemCancel, .appCancel, .invalidContext: self = .canceledBySystem
         case .passcodeNotSet: self = .passcodeNotSet
         case .biometryNotAvailable: self = .biometryNotAvailable
         case .biometryNotEnrolled: self = .biometryNotEnrolled

@@ -50,6 +50,9 @@ public struct SimulatedBiometricAuthenticator: BiometricAuthenticator {
     /// - Throws: The configured `BiometricAuthenticationError` if the outcome is a failure;
     ///   `.canceledBySystem` if the task is cancelled while the prompt is up.
     public func authenticate(reason: String) async throws(BiometricAuthenticationError) {
+        if Task.isCancelled {
+            throw .canceledBySystem
+        }
         if latency > 0 {
             do {
                 try await Task.sleep(nanoseconds: UInt64(latency * 1_000_000_000))

@@ -5,7 +5,8 @@ extension AuthSessionHandle {
     /// The session status as an async sequence: the status now, then every change, in order.
     ///
     /// Each call creates a consumer of its own. Its view is the same chain delegates see: no gap,
-    /// no repeat (two consecutive elements always differ), whatever threads drive the handle.
+    /// no repeat (two consecutive elements always differ), whatever threads drive the handle:
+    /// the current status is read under the lock that orders every change.
     /// The buffer is unbounded, so a slow consumer never loses a change; statuses are small, and
     /// a consumer that stops iterating (its task is cancelled, or it drops the sequence) is
     /// removed. The sequence finishes when the handle is deallocated.
@@ -36,30 +37,14 @@ extension AuthSessionHandle {
         }
     }
 
-    /// Waits for the first status that satisfies `predicate`, starting with the current one.
+    /// The state as an observation model shows it, now and after every step.
     ///
-    /// ```swift
-    /// let settled = try await handle.firstStatus { !$0.isLoadingStatus }
-    /// ```
-    ///
-    /// - Parameter predicate: The condition, for example "not loading" or "signed in".
-    /// - Returns: The first matching status.
-    /// - Throws: `CancellationError` if the task is cancelled before a status matches.
-    public func firstStatus(where predicate: @Sendable (AuthSessionStatus) -> Bool) async throws -> AuthSessionStatus {
-        for await status in statusUpdates() where predicate(status) {
-            return status
-        }
-        throw CancellationError()
-    }
-
-    /// The state as an observation model shows it, now and after every step that changes it.
-    ///
-    /// The first element is taken under the same lock as every later one, so a model fed by it
-    /// never misses or reorders a change.
+    /// The first element is taken under the same lock as every later one, from what the latest
+    /// step saw (status, flag, and the user as read for that step), so a model fed by it never
+    /// misses, reorders or mixes up a change.
     func observationUpdates() -> AsyncStream<ObservationUpdate> {
-        let session = sessionProvider.session
-        return makeConsumer { state, continuation in
-            continuation.yield(Self.observationUpdate([], session: session, state: state))
+        makeConsumer { state, continuation in
+            continuation.yield(Self.observationUpdate([], state: state))
             return state.streams.add(continuation)
         }
     }

@@ -21,19 +21,24 @@ import Foundation
 /// required.
 ///
 /// Guarantees beyond the decision trees of the primary spec:
+/// - inputs (provider events, activations, prompt outcomes, manual requests) are applied one at a
+///   time, in the order they arrive, and each decides from the provider's state read just before
+///   its own step: never from a read that an earlier input made stale;
 /// - every subscriber sees status changes as a chain: each change's old value is the previous
 ///   change's new value (on a serial queue), whatever threads the inputs come from;
-/// - at most one biometric prompt is on screen; a trigger while one is up presents nothing;
-/// - a prompt outcome that arrives after the session was signed out or signed in again changes
-///   nothing;
+/// - at most one biometric prompt is on screen; a prompt belongs to the session it was presented
+///   for, so its outcome never signs in a session that began after it;
 /// - an activation or a manual-authentication request never leaves ``AuthSessionStatus/signedOut``;
-/// - a provider may call back into the handle (or publish) synchronously from `signout(with:)`
-///   and `initializeSessionProvider(for:)`: no lock is held while the handle calls out.
+/// - no lock is held while the handle calls out (provider, authenticator, delegates), so each of
+///   them may call back into the handle synchronously.
 ///
-/// All operations are thread-safe. Each input runs as one critical section over the handle's
-/// state machine; delegate callbacks are enqueued on their queues in that critical section (an
-/// enqueue is not a call-out), and the provider, the biometric authenticator and the delegates
-/// themselves are only ever called after the lock is released.
+/// All operations are thread-safe. An input is applied by the thread that brings it when no
+/// other thread is applying inputs: then, when `publish`, ``requestManualAuthentication()`` or an
+/// activation returns, the input has been applied and every observer's callbacks enqueued. When
+/// another thread is applying inputs, that thread applies it, in order, after the ones before it;
+/// ``waitUntilIdle()`` waits for that. Delegate callbacks and stream elements are handed over
+/// under the handle's lock, in step order; the provider, the authenticator and the delegates
+/// themselves are only ever called with no lock of the handle held.
 public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderProtocol>: AuthSessionHandleProtocol {
 
     /// Observers conform to `AuthSessionDelegate`.
@@ -50,7 +55,8 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
     /// The defaults: LocalAuthentication for biometric prompts where it exists (elsewhere a
     /// ``SimulatedBiometricAuthenticator`` failing with `.biometryNotAvailable`), the platform's
     /// "did become active" notification on `NotificationCenter.default` (on Linux, post
-    /// `Notification.Name.authSessionApplicationDidBecomeActive`), and the system clock.
+    /// `Notification.Name.authSessionApplicationDidBecomeActive`; the launch counts as the first
+    /// activation), and the system clock.
     ///
     /// - Parameter sessionProvider: The provider that owns the session data. Its
     ///   `initializeSessionProvider(for:)` is called before this initializer returns.
@@ -67,15 +73,16 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
     ///
     /// The event proxy and the authenticator exist before the provider's
     /// `initializeSessionProvider(for:)` is called, so a provider that publishes synchronously
-    /// from it is handled like any other. Callbacks for those events reach no observer, since
-    /// none can subscribe before the initializer returns: read ``sessionStatus`` once you have
-    /// subscribed.
+    /// from it is handled like any other. Observers subscribed afterwards learn the status that
+    /// produced: a delegate's first callback is `authentication(_:didStartObservingWith:for:)`,
+    /// and ``statusUpdates()`` starts with the current status.
     ///
     /// - Parameters:
     ///   - sessionProvider: The provider that owns the session data.
     ///   - biometricAuthenticator: Presents biometric prompts.
     ///   - activationSignal: Tells when the app becomes active; observed until the handle is
-    ///     deallocated.
+    ///     deallocated. Its ``AppActivationSignal/hasApplicationLifecycle`` says whether the
+    ///     launch counts as the first activation.
     ///   - clock: Tells the time for every expiry decision.
     public init(
         sessionProvider: AuthSessionProvider,
@@ -86,16 +93,18 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
         self.sessionProvider = sessionProvider
         self.biometricAuthenticator = biometricAuthenticator
         self.clock = clock
-        self.state = ConcurrencySafeContainer(HandleState())
+        self.state = ConcurrencySafeContainer(
+            HandleState(machine: SessionStateMachine(hasApplicationLifecycle: activationSignal.hasApplicationLifecycle))
+        )
 
         let eventProxy = SessionHandleEventProxy { [weak self] event in
-            self?.receive(event)
+            self?.submit(.event(event))
         }
         state.withLock { $0.eventProxy = eventProxy }
         sessionProvider.initializeSessionProvider(for: eventProxy)
 
         let observation = activationSignal.observe { [weak self] in
-            self?.applicationDidBecomeActive()
+            self?.submit(.activation)
         }
         state.withLock { $0.activationObservation = observation }
     }
@@ -121,7 +130,8 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
         state.withLock { $0.machine.status }
     }
 
-    /// Whether a biometric prompt started by this handle is on screen.
+    /// Whether a biometric prompt started by this handle is on screen (or being taken down, or
+    /// about to be presented in place of one being taken down).
     public var isBiometricAuthenticationInProcess: Bool {
         state.withLock { $0.machine.isBiometricAuthenticationInProcess }
     }
@@ -141,74 +151,23 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
         state.withLock { $0.eventProxy }
     }
 
-    // MARK: - Running one input
-
-    /// How many times an input re-reads the world when other inputs keep changing the state
-    /// between its read and its step; after that it uses its latest read.
-    static var snapshotAttempts: Int { 8 }
-
-    /// Runs one input that decides nothing from the world: one step of the machine under the
-    /// lock, its notifications enqueued in the same critical section, its other actions performed
-    /// with the lock released.
+    /// Returns once every input the handle had received when it was called has been applied:
+    /// its step run, its callbacks enqueued, and its calls out (a provider sign-out, a prompt
+    /// presented) made.
     ///
-    /// - Parameter step: The machine input; receives the provider's session, for observers.
-    func run(_ step: (inout SessionStateMachine) -> [SessionAction]) {
-        let session = sessionProvider.session
-        let effects = state.withLock { state in
-            runStep(in: &state, session: session, step)
-        }
-        perform(effects)
-    }
-
-    /// Runs one input that decides from the world (session, expiry, policies).
-    ///
-    /// The world is read before the lock is taken (reading it calls the provider). If another
-    /// input ran in between, the read may be stale, so it is taken again: the step always
-    /// decides from a read made after the previous step, unless inputs keep racing it
-    /// ``snapshotAttempts`` times.
-    ///
-    /// - Parameter step: The machine input, given the snapshot to decide from.
-    func runReadingWorld(_ step: (inout SessionStateMachine, SessionSnapshot) -> [SessionAction]) {
-        for attempt in 1...Self.snapshotAttempts {
-            let stepCountBefore = state.withLock { $0.stepCount }
-            let session = sessionProvider.session
-            let snapshot = snapshot(of: session)
-            let effects: [SessionAction]? = state.withLock { state in
-                guard state.stepCount == stepCountBefore || attempt == Self.snapshotAttempts else { return nil }
-                return runStep(in: &state, session: session) { step(&$0, snapshot) }
+    /// Inputs are provider events, activations, prompt outcomes and manual-authentication
+    /// requests. A thread that publishes while another is applying inputs returns before its own
+    /// input is applied; this waits for it. It does not wait for a prompt on screen to be
+    /// answered (see ``waitForBiometricPrompt()``), nor for delegates to run their callbacks.
+    public func waitUntilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isIdle = state.withLock { state in
+                state.inputs.addIdleWaiter(continuation)
             }
-            if let effects {
-                perform(effects)
-                return
+            if isIdle {
+                continuation.resume()
             }
         }
-    }
-
-    /// One step of the machine, with the lock held: runs it and hands its notifications to every
-    /// observer; returns the actions to perform once the lock is released.
-    private func runStep(
-        in state: inout HandleState,
-        session: AuthSessionProvider.AuthSession?,
-        _ step: (inout SessionStateMachine) -> [SessionAction]
-    ) -> [SessionAction] {
-        state.stepCount &+= 1
-        let manualBefore = state.machine.isManualAuthenticationRequired
-        let actions = step(&state.machine)
-        let manualChanged = manualBefore != state.machine.isManualAuthenticationRequired
-        return dispatch(actions, session: session, in: state, manualChanged: manualChanged)
-    }
-
-    /// What the machine needs to know about the world, read from the provider and the clock.
-    func snapshot(of session: AuthSessionProvider.AuthSession?) -> SessionSnapshot {
-        let now = clock.now
-        return SessionSnapshot(
-            session: session.map {
-                SessionSnapshot.Expiry(expiresIn: $0.expiresIn(at: now), isSessionExpired: $0.isSessionExpired(at: now))
-            },
-            allowsLocalSessionValidation: sessionProvider.allowsLocalSessionValidation,
-            isSessionAutoRefreshEnabled: sessionProvider.isSessionAutoRefreshEnabled,
-            canPerformAuthentication: sessionProvider.canPerformAuthentication()
-        )
     }
 }
 
@@ -216,14 +175,17 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
 ///
 /// Not generic (unlike the handle), so every access to it is specialised code.
 struct HandleState {
-    var machine = SessionStateMachine()
+    var machine: SessionStateMachine
     var subscribers = SubscriberRegistry()
     var streams = StreamRegistry()
+    var inputs = InputQueue()
+    /// The provider's session and its user as read for the latest step: what a subscriber that
+    /// joins now is told, so that it agrees with the status it is told.
+    var lastSession: (any AuthSessionProtocol)?
+    var lastUser: (any AuthSessionUserProtocol)?
     /// Owned here; the provider may hold it weakly.
     var eventProxy: SessionHandleEventProxy?
     var activationObservation: AppActivationObservation?
     /// The task running the latest prompt and applying its outcome.
     var biometricPromptTask: (id: BiometricPromptID, task: Task<Void, Never>)?
-    /// Counts the steps run, so an input can tell whether its read of the world is stale.
-    var stepCount: UInt64 = 0
 }

@@ -33,31 +33,36 @@ final class NotificationDelivery: Sendable {
         }
     }
 
-    /// Calls the subscriber once per notification, in order, resolving it before each call so
-    /// that an unsubscribe from inside a callback stops the rest.
+    /// Calls the subscriber once per notification, in order, holding the subscription's delivery
+    /// lock (which an unsubscribe waits for) and resolving the subscriber before each call, so
+    /// that an unsubscribe, from anywhere, stops the rest.
     ///
     /// - Returns: `false` if the subscriber was gone before the first notification.
     func deliver(to subscription: Subscription) -> Bool {
         let handle = handle()
-        for (index, notification) in notifications.enumerated() {
-            switch subscription.target {
-            case nil:
-                return index > 0
-            case .delegate(let delegate):
-                notification.deliver(to: delegate, handle: handle, session: session)
-            case .publisher(let publisher):
-                publisher.publish(notification.delegateEvent, for: handle)
+        return subscription.deliveryLock.withDelivery {
+            for (index, notification) in notifications.enumerated() {
+                switch subscription.target {
+                case nil:
+                    return index > 0
+                case .delegate(let delegate):
+                    notification.deliver(to: delegate, handle: handle, session: session)
+                case .publisher(let publisher):
+                    notification.publish(to: publisher, handle: handle)
+                }
             }
+            return true
         }
-        return true
     }
 }
 
 extension SessionNotification {
 
-    /// The notification as an outbound `AuthSessionDelegateEvent`.
-    var delegateEvent: AuthSessionDelegateEvent {
+    /// The notification as an outbound `AuthSessionDelegateEvent`; `nil` for the status a new
+    /// subscriber is told, which is not an event.
+    var delegateEvent: AuthSessionDelegateEvent? {
         switch self {
+        case .observationStarted: nil
         case .statusChanged(let oldStatus, let newStatus):
             .sessionStatusChanged(oldValue: oldStatus, newValue: newStatus)
         case .fetchCompleted(let isInitialFetch): .sessionFetch(isInitial: isInitialFetch)
@@ -68,6 +73,16 @@ extension SessionNotification {
         }
     }
 
+    /// Calls the publisher: `publishCurrentStatus(_:for:)` for a new subscription's status,
+    /// `publish(_:for:)` for everything else.
+    func publish(to publisher: any AuthSessionDelegateEventPublisher, handle: (any AuthSessionHandleProtocol)?) {
+        if case .observationStarted(let status) = self {
+            publisher.publishCurrentStatus(status, for: handle)
+        } else if let event = delegateEvent {
+            publisher.publish(event, for: handle)
+        }
+    }
+
     /// Calls the matching `AuthSessionDelegate` method.
     func deliver(
         to delegate: any AuthSessionDelegate,
@@ -75,6 +90,8 @@ extension SessionNotification {
         session: (any AuthSessionProtocol)?
     ) {
         switch self {
+        case .observationStarted(let status):
+            delegate.authentication(handle, didStartObservingWith: status, for: session)
         case .statusChanged(let oldStatus, let newStatus):
             delegate.authentication(handle, didUpdateStatus: newStatus, from: oldStatus, for: session)
         case .fetchCompleted(let isInitialFetch):

@@ -55,8 +55,7 @@ struct StreamRegistry {
                     continuation.yield(newStatus)
                 }
             }
-            if !eventConsumers.isEmpty {
-                let event = notification.delegateEvent
+            if !eventConsumers.isEmpty, let event = notification.delegateEvent {
                 for continuation in eventConsumers.values {
                     continuation.yield(event)
                 }

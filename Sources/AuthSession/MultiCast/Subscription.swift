@@ -4,7 +4,9 @@ import Dispatch
 /// One subscriber of a handle, held weakly; cancelled when it unsubscribes.
 ///
 /// A delivery already enqueued on the subscriber's queue resolves the subscription when it runs,
-/// so nothing reaches a subscriber after it unsubscribed or was deallocated.
+/// and holds the subscription's ``DeliveryLock`` while it calls the subscriber, so that
+/// ``cancel()`` followed by ``waitForDeliveryInProgress()`` means: the subscriber is never called
+/// again, and no call of it is still running.
 ///
 /// All operations are thread-safe.
 final class Subscription: Sendable {
@@ -41,6 +43,8 @@ final class Subscription: Sendable {
     let id: ID
     /// `nil` once cancelled.
     private let weakTarget: ConcurrencySafeContainer<WeakTarget?>
+    /// Held while a callback of this subscription runs.
+    let deliveryLock = DeliveryLock()
 
     init(delegate: any AuthSessionDelegate) {
         id = ID(object: ObjectIdentifier(delegate), kind: .delegate)
@@ -85,13 +89,22 @@ final class Subscription: Sendable {
         }
     }
 
-    /// Stops all deliveries, including those already enqueued.
+    /// Stops all deliveries that have not started, including those already enqueued.
     func cancel() {
         weakTarget.withLock { $0 = nil }
+    }
+
+    /// Returns once no callback of this subscription is running (see ``DeliveryLock``).
+    func waitForDeliveryInProgress() {
+        deliveryLock.waitForDeliveryInProgress()
     }
 }
 
 /// The subscribers of one handle, in subscription order.
+///
+/// Subscribing, unsubscribing and removing are O(1) amortised: entries are found through an index
+/// by identity, removed ones leave a hole, and the holes are compacted away once they outnumber
+/// the entries.
 ///
 /// Not thread-safe: lives in the handle's locked state. Never resolves a subscriber (which
 /// would hold it strongly under the lock); liveness is checked by the handle outside the lock.
@@ -102,7 +115,24 @@ struct SubscriberRegistry {
         var queue: DispatchQueue
     }
 
-    private(set) var entries: [Entry] = []
+    /// In subscription order; `nil` where an entry was removed.
+    private var slots: [Entry?] = []
+    private var indexByID: [Subscription.ID: Int] = [:]
+    /// Subscriptions made since the last sweep of deallocated subscribers.
+    private var subscriptionsSinceSweep = 0
+    /// How many slots subscribing, unsubscribing and compacting have looked at: the work a test
+    /// can bound without a clock.
+    private(set) var probeCount = 0
+
+    /// The number of entries.
+    var count: Int { indexByID.count }
+
+    var isEmpty: Bool { indexByID.isEmpty }
+
+    /// Every entry, in subscription order, without copying the list.
+    var entries: LazyMapSequence<LazyFilterSequence<LazyMapSequence<[Entry?], Entry?>>, Entry> {
+        slots.lazy.compactMap { $0 }
+    }
 
     /// Adds `subscription` on `queue`; a subscriber already present keeps its place and
     /// moves to `queue`.
@@ -111,26 +141,60 @@ struct SubscriberRegistry {
     /// allocated at the address of one that was deallocated without unsubscribing.
     ///
     /// - Parameter object: The subscriber, held strongly by the caller for the call.
-    mutating func subscribe(_ subscription: Subscription, of object: AnyObject, queue: DispatchQueue) {
-        guard let index = entries.firstIndex(where: { $0.subscription.id == subscription.id }) else {
-            entries.append(Entry(subscription: subscription, queue: queue))
-            return
+    /// - Returns: The subscription in effect.
+    @discardableResult
+    mutating func subscribe(_ subscription: Subscription, of object: AnyObject, queue: DispatchQueue) -> Subscription {
+        probeCount += 1
+        subscriptionsSinceSweep += 1
+        guard let index = indexByID[subscription.id], let existing = slots[index] else {
+            indexByID[subscription.id] = slots.count
+            slots.append(Entry(subscription: subscription, queue: queue))
+            return subscription
         }
-        if entries[index].subscription.refers(to: object) {
-            entries[index].queue = queue
-        } else {
-            entries[index] = Entry(subscription: subscription, queue: queue)
+        if existing.subscription.refers(to: object) {
+            slots[index]?.queue = queue
+            return existing.subscription
         }
+        slots[index] = Entry(subscription: subscription, queue: queue)
+        return subscription
     }
 
     /// Removes and cancels the subscriber with `id`, if present.
-    mutating func unsubscribe(_ id: Subscription.ID) {
-        guard let index = entries.firstIndex(where: { $0.subscription.id == id }) else { return }
-        entries.remove(at: index).subscription.cancel()
+    ///
+    /// - Returns: The subscription removed, to wait for a delivery in progress (unlocked).
+    mutating func unsubscribe(_ id: Subscription.ID) -> Subscription? {
+        probeCount += 1
+        guard let index = indexByID.removeValue(forKey: id), let entry = slots[index] else { return nil }
+        slots[index] = nil
+        entry.subscription.cancel()
+        compactIfSparse()
+        return entry.subscription
     }
 
-    /// Removes `subscription` (found deallocated), if present.
+    /// Removes `subscription` (found deallocated), if it is still the one in effect.
     mutating func remove(_ subscription: Subscription) {
-        entries.removeAll { $0.subscription === subscription }
+        probeCount += 1
+        guard let index = indexByID[subscription.id], slots[index]?.subscription === subscription else { return }
+        indexByID[subscription.id] = nil
+        slots[index] = nil
+        compactIfSparse()
+    }
+
+    /// Whether enough subscriptions were made since the last sweep that sweeping every entry for
+    /// deallocated subscribers costs O(1) per subscription; resets the count when it answers yes.
+    mutating func takeSweepTurn() -> Bool {
+        guard subscriptionsSinceSweep >= max(64, count) else { return false }
+        subscriptionsSinceSweep = 0
+        probeCount += count
+        return true
+    }
+
+    private mutating func compactIfSparse() {
+        let holes = slots.count - indexByID.count
+        guard holes > 32 && holes > indexByID.count else { return }
+        probeCount += slots.count
+        let live = slots.compactMap { $0 }
+        slots = live
+        indexByID = Dictionary(uniqueKeysWithValues: live.enumerated().map { ($1.subscription.id, $0) })
     }
 }

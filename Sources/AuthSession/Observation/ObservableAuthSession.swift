@@ -21,10 +21,19 @@ import Observation
 /// }
 /// ```
 ///
-/// The model is fed by the handle under the same lock that orders delegate callbacks, starting
-/// with the state at creation: it sees every change, in order, including a change of the
-/// manual-authentication flag that no callback carries. It stops listening when it is
-/// deallocated. Use it from the main actor only.
+/// What it shows, precisely: the state each step of the handle leaves (a step applies one input:
+/// a provider event, an activation, a prompt's outcome, a manual request), in step order, fed
+/// under the same lock that orders delegate callbacks and starting with the state at creation.
+/// That is the status, the manual-authentication flag (which no callback carries), the user the
+/// step saw, and the step's last error. It does not show the statuses a step passes through
+/// (a launch fetch going `syncing → validating → signedIn` shows `signedIn`), and SwiftUI draws
+/// only the values current when it renders, so several quick steps may appear as one. To see
+/// every change, use a delegate, ``SessionDelegateEventProxy`` or
+/// ``AuthSessionHandle/statusUpdates()``.
+///
+/// It always converges: once the handle has no input left to apply, ``status`` and
+/// ``isManualAuthenticationRequired`` equal the handle's and ``user`` is the user of its latest
+/// step. It stops listening when it is deallocated. Use it from the main actor only.
 @available(iOS 17, macOS 14, tvOS 17, watchOS 10, macCatalyst 17, *)
 @MainActor
 @Observable
@@ -33,7 +42,8 @@ public final class ObservableAuthSession {
     /// The handle's status.
     public private(set) var status: AuthSessionStatus
 
-    /// The signed-in user, or `nil`; read from the provider's session at each change.
+    /// The user of the latest step: the provider's session's user, read just before the step
+    /// (or the one a `sessionUpdated` event carried); `nil` without a session.
     public private(set) var user: (any AuthSessionUserProtocol)?
 
     /// The latest error the handle reported, or `nil` if none since creation or
@@ -52,6 +62,10 @@ public final class ObservableAuthSession {
     @ObservationIgnored private let listener: ListenerTask
 
     /// Creates a model that follows `handle` from now on.
+    ///
+    /// Its properties are read from the handle at once; the first update, taken under the handle's
+    /// lock, then replaces them with what the latest step saw, so a change racing the creation is
+    /// never lost.
     ///
     /// - Parameter handle: The handle to follow; held weakly.
     public init<Provider: AuthSessionProviderProtocol>(handle: AuthSessionHandle<Provider>) {

@@ -12,19 +12,20 @@ import Foundation
 /// evaluation, biometric failure policy, manual-authentication flag lifetime, first-activation
 /// deferral) with these rules on top:
 /// - at most one biometric prompt is on screen; a trigger while one is up presents nothing;
-/// - an outcome of a prompt that the session outlived (a sign-out or sign-in happened while it
-///   was up) changes nothing: a late success never resurrects `.signedIn`. Such an abandoned
-///   prompt blocks nothing; if a decision needs a prompt while it is still on screen, the
-///   decision adopts it rather than presenting a second one;
+/// - a prompt belongs to the session it was presented for: a sign-out or sign-in abandons it (the
+///   handle cancels it) and its outcome changes nothing, so a late success never signs anyone
+///   in. An abandoned prompt is never reused: a decision that needs a prompt while one is still
+///   being taken down waits for it to go, then presents a new one;
 /// - a prompt's success re-evaluates the session as it is then (gone or expired while the prompt
 ///   was up: signed out), rather than signing in unconditionally;
 /// - an activation or a manual-authentication request never leaves `.signedOut`; only provider
 ///   fetch and sign-in events do;
-/// - the biometric gate: at launch, and again whenever the status enters `.signedOut`, a fetch
-///   result that would sign the user in presents the biometric prompt instead (when biometrics
-///   are required) until a validation ran, a prompt was shown or the user signed in. A failed
-///   or out-of-order launch fetch, or a refresh after a sign-out the provider did not carry out,
-///   cannot skip Face ID;
+/// - the biometric gate: closed at launch and every time the status enters `.signedOut`; while
+///   it is closed, a decision that would move to `.signedIn` while biometrics are required
+///   presents the prompt instead. It opens only when the status reaches `.signedIn` (through a
+///   prompt's outcome, an interactive sign-in, or a decision taken while biometrics were not
+///   required) or a prompt is presented. A failed, repeated or out-of-order launch fetch, or a
+///   refresh after a sign-out, cannot skip Face ID;
 /// - only the first `sessionFetched(isInitialFetch: true)` runs the launch validation; a repeat
 ///   is evaluated like a refresh, so a duplicated launch fetch cannot prompt twice;
 /// - when the handle decides the session must end (expired, or a biometric failure the provider
@@ -37,10 +38,11 @@ struct SessionStateMachine {
     /// Sessions expiring within this many seconds are signed out by local validation.
     static let localValidationExpiryThreshold: TimeInterval = 180
 
-    /// A prompt on screen, and whether its outcome still matters.
+    /// A prompt presented and not yet finished, and whether its outcome still matters.
     struct BiometricPrompt: Hashable {
         var id: BiometricPromptID
-        /// `false` once the session it gated ended or was replaced by a sign-in.
+        /// `false` once the session it gated ended or was replaced by a sign-in: the prompt is
+        /// being cancelled and its outcome will be ignored.
         var isRelevant: Bool
     }
 
@@ -51,31 +53,46 @@ struct SessionStateMachine {
         case manualRequest
     }
 
+    /// Whether the platform reports activations itself, the launch and a prompt's dismissal
+    /// included (UIKit, AppKit). Where it does not (a command-line client), the launch counts as
+    /// the first activation and every finished prompt re-arms revalidation.
+    let hasApplicationLifecycle: Bool
+
     private(set) var status: AuthSessionStatus = .syncing
     /// `false` until the first `sessionFetched` or `sessionFetchFailed`: validation before that
     /// would race the launch fetch and show a false `.signedOut`.
     private(set) var isSessionReadyToValidate = false
     /// First-activation deferral: the first activation (and the first after a prompt) only sets
     /// this; later activations validate. Forced off while a prompt is on screen.
-    private(set) var allowsSessionValidationFromNotifications = false
+    private(set) var allowsSessionValidationFromNotifications: Bool
     /// Set when a biometric failure kept the session; pauses validation from activations.
     private(set) var isManualAuthenticationRequired = false
     /// `true` until the first `sessionFetched(isInitialFetch: true)`, a prompt or a sign-in:
     /// only that fetch runs the launch validation, and never after the gate has been passed.
     private(set) var isLaunchValidationPending = true
-    /// `true` at launch and from every entry into `.signedOut` until a validation ran, a prompt
-    /// was shown or the user signed in: a fetch result may not sign in without the prompt.
+    /// The biometric gate: `true` at launch and from every entry into `.signedOut` until the
+    /// status reaches `.signedIn` or a prompt is presented. While it is `true`, no decision moves
+    /// to `.signedIn` when biometrics are required.
     private(set) var isBiometricGatePending = true
-    /// The prompt on screen, if any, whether or not its outcome still matters.
+    /// The prompt presented and not yet finished, whether or not its outcome still matters.
     private(set) var biometricPrompt: BiometricPrompt?
+    /// A decision needs a prompt while an abandoned one is still being taken down: it is presented
+    /// as soon as that one finishes.
+    private(set) var isPromptDeferred = false
     private var lastPromptID = BiometricPromptID(rawValue: 0)
 
-    /// Whether a biometric prompt is on screen.
-    var isBiometricAuthenticationInProcess: Bool { biometricPrompt != nil }
+    /// - Parameter hasApplicationLifecycle: Whether the platform reports activations itself.
+    init(hasApplicationLifecycle: Bool = true) {
+        self.hasApplicationLifecycle = hasApplicationLifecycle
+        allowsSessionValidationFromNotifications = !hasApplicationLifecycle
+    }
 
-    /// Whether a prompt whose outcome will decide the status is on screen; the decision trees
-    /// wait for it. An abandoned prompt does not count.
-    var isAwaitingBiometricOutcome: Bool { biometricPrompt?.isRelevant == true }
+    /// Whether a biometric prompt is on screen, being taken down, or about to be presented.
+    var isBiometricAuthenticationInProcess: Bool { biometricPrompt != nil || isPromptDeferred }
+
+    /// Whether a prompt whose outcome will decide the status is on screen or about to be; the
+    /// decision trees wait for it. An abandoned prompt does not count.
+    var isAwaitingBiometricOutcome: Bool { biometricPrompt?.isRelevant == true || isPromptDeferred }
 
     // MARK: - Inputs
 
@@ -93,7 +110,6 @@ struct SessionStateMachine {
         isSessionReadyToValidate = true
         if isInitialFetch && isLaunchValidationPending {
             isLaunchValidationPending = false
-            isBiometricGatePending = false
             validateLocalSessionOrAuthenticateIfNeeded(snapshot, trigger: .launchFetch, &actions)
         } else {
             handleSessionStatusOnceFetched(snapshot, &actions)
@@ -112,15 +128,14 @@ struct SessionStateMachine {
         return actions
     }
 
-    /// `sessionSignIn`: the user authenticated interactively, which also settles the launch gate
-    /// and any pending manual authentication.
+    /// `sessionSignIn`: the user authenticated interactively, which also settles the launch gate,
+    /// any pending manual authentication, and any prompt of the session before.
     mutating func sessionSignIn() -> [SessionAction] {
         var actions: [SessionAction] = []
         isLaunchValidationPending = false
-        isBiometricGatePending = false
         isManualAuthenticationRequired = false
-        biometricPrompt?.isRelevant = false
         setStatus(.signedIn, &actions)
+        abandonBiometricPrompt(&actions)
         actions.append(.notify(.login))
         return actions
     }
@@ -180,8 +195,18 @@ struct SessionStateMachine {
     ) -> [SessionAction] {
         guard let prompt = biometricPrompt, prompt.id == id else { return [] }
         biometricPrompt = nil
-        guard prompt.isRelevant else { return [] }
         var actions: [SessionAction] = []
+        if isPromptDeferred {
+            // The abandoned prompt is gone: the one a decision asked for meanwhile goes up now.
+            isPromptDeferred = false
+            startBiometricPrompt(&actions)
+            return actions
+        }
+        if !hasApplicationLifecycle {
+            // No activation will follow the prompt's dismissal to re-arm revalidation.
+            allowsSessionValidationFromNotifications = true
+        }
+        guard prompt.isRelevant else { return actions }
         switch result {
         case .success:
             if snapshot.session == nil {
@@ -201,17 +226,6 @@ struct SessionStateMachine {
         return actions
     }
 
-    /// The prompt `id` is about to be shown: whether it still should be.
-    ///
-    /// A step may make the prompt stale between the step that decided it and the moment it is
-    /// shown; a stale prompt is dropped here instead, with nothing to notify.
-    mutating func biometricPromptWillPresent(_ id: BiometricPromptID) -> Bool {
-        guard let prompt = biometricPrompt, prompt.id == id else { return false }
-        if prompt.isRelevant { return true }
-        biometricPrompt = nil
-        return false
-    }
-
     /// The provider's `signout(with:)` threw. The status stays `.signedOut`.
     func signOutFailed(_ error: any Error) -> [SessionAction] {
         [.notify(.failure(.signingOutFailure(error: error)))]
@@ -227,11 +241,16 @@ struct SessionStateMachine {
         if oldStatus == .validating || newStatus == .signedOut {
             isManualAuthenticationRequired = false
         }
-        if newStatus == .signedOut {
-            biometricPrompt?.isRelevant = false
-            isBiometricGatePending = true
-        }
         actions.append(.notify(.statusChanged(from: oldStatus, to: newStatus)))
+        switch newStatus {
+        case .signedOut:
+            abandonBiometricPrompt(&actions)
+            isBiometricGatePending = true
+        case .signedIn:
+            isBiometricGatePending = false
+        case .syncing, .validating, .biometricAuthentication:
+            break
+        }
     }
 
     /// Ends the session now and asks the provider to sign out.
@@ -240,20 +259,39 @@ struct SessionStateMachine {
         actions.append(.signOut(reason))
     }
 
-    /// Puts a biometric prompt on screen, or adopts the abandoned one still there.
+    /// Gates the session behind a biometric prompt: presents one, or, while an abandoned one is
+    /// still being taken down, presents it as soon as that one is gone.
+    ///
+    /// Only called when no prompt whose outcome matters is up (the decision trees wait for that
+    /// one instead).
     mutating func presentBiometricPrompt(_ actions: inout [SessionAction]) {
+        assert(!isAwaitingBiometricOutcome, "a decision needed a prompt while one still decides")
         isLaunchValidationPending = false
         isBiometricGatePending = false
         isManualAuthenticationRequired = false
         allowsSessionValidationFromNotifications = false
+        setStatus(.biometricAuthentication, &actions)
         if biometricPrompt != nil {
-            biometricPrompt?.isRelevant = true
-            setStatus(.biometricAuthentication, &actions)
+            isPromptDeferred = true
         } else {
-            lastPromptID = BiometricPromptID(rawValue: lastPromptID.rawValue + 1)
-            biometricPrompt = BiometricPrompt(id: lastPromptID, isRelevant: true)
-            setStatus(.biometricAuthentication, &actions)
-            actions.append(.presentBiometricPrompt(lastPromptID))
+            startBiometricPrompt(&actions)
+        }
+    }
+
+    /// A new prompt, to be presented by the handle.
+    private mutating func startBiometricPrompt(_ actions: inout [SessionAction]) {
+        lastPromptID = BiometricPromptID(rawValue: lastPromptID.rawValue + 1)
+        biometricPrompt = BiometricPrompt(id: lastPromptID, isRelevant: true)
+        actions.append(.presentBiometricPrompt(lastPromptID))
+    }
+
+    /// The session the prompt gates has ended or been replaced: its outcome no longer matters, and
+    /// the handle takes it down. A prompt waiting to be presented is dropped.
+    private mutating func abandonBiometricPrompt(_ actions: inout [SessionAction]) {
+        isPromptDeferred = false
+        if let prompt = biometricPrompt, prompt.isRelevant {
+            biometricPrompt?.isRelevant = false
+            actions.append(.cancelBiometricPrompt(prompt.id))
         }
     }
 }
@@ -265,7 +303,7 @@ struct BiometricPromptID: Hashable, Sendable, CustomStringConvertible {
     var description: String { "#\(rawValue)" }
 }
 
-/// What the world looked like when an input arrived, read outside the lock.
+/// What the world looked like when an input was applied, read outside the lock just before.
 struct SessionSnapshot: Hashable, Sendable {
 
     /// The expiry of the provider's session.
@@ -284,6 +322,14 @@ struct SessionSnapshot: Hashable, Sendable {
 
     /// Local validation off and the provider refreshing itself: expiry is the provider's business.
     var trustsProviderRefresh: Bool { !allowsLocalSessionValidation && isSessionAutoRefreshEnabled }
+
+    /// What an input that decides nothing from the world is given: no session, every policy off.
+    static let unread = SessionSnapshot(
+        session: nil,
+        allowsLocalSessionValidation: false,
+        isSessionAutoRefreshEnabled: false,
+        canPerformAuthentication: false
+    )
 }
 
 /// Why the handle asks the provider to sign out.
@@ -306,12 +352,16 @@ enum SessionAction: Sendable {
     case notify(SessionNotification)
     /// Ask the biometric authenticator; report the outcome with the same id.
     case presentBiometricPrompt(BiometricPromptID)
+    /// Take the prompt down: its session ended. Its outcome is still reported, and ignored.
+    case cancelBiometricPrompt(BiometricPromptID)
     /// Call the provider's `signout(with:)`.
     case signOut(SignOutReason)
 }
 
 /// One observer callback, before it is shaped for delegates, publishers or streams.
 enum SessionNotification: Sendable {
+    /// A subscriber joined; delivered to that subscriber only, before anything else.
+    case observationStarted(AuthSessionStatus)
     case statusChanged(from: AuthSessionStatus, to: AuthSessionStatus)
     case fetchCompleted(isInitialFetch: Bool)
     case login

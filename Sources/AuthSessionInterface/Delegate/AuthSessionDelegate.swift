@@ -6,7 +6,32 @@
 ///
 /// Each callback receives the handle (or `nil` if it was deallocated before delivery) and the
 /// session as it was when the change happened.
+///
+/// A delegate learns the state it joins: its first callback is
+/// ``authentication(_:didStartObservingWith:for:)`` with the status at the moment it subscribed,
+/// and its first ``authentication(_:didUpdateStatus:from:for:)``, if any, starts from that status.
+///
+/// A `@MainActor` class observes through ``MainActorAuthSessionDelegate`` instead, with the same
+/// callbacks.
 public protocol AuthSessionDelegate: MultiCastDelegate {
+
+    /// The delegate was subscribed; `sessionStatus` is the status at that moment.
+    ///
+    /// Called once per subscription, before any other callback of that subscription, so an
+    /// observer that subscribes after the launch has settled still learns where the session is.
+    /// Status changes that follow form a chain starting at `sessionStatus`: the first
+    /// ``authentication(_:didUpdateStatus:from:for:)`` has it as `oldStatus`. Not a status
+    /// change itself, so it never repeats one.
+    ///
+    /// - Parameters:
+    ///   - sessionHandle: The handle subscribed to.
+    ///   - sessionStatus: The status when the subscription took effect.
+    ///   - session: The session as the handle last saw it, or `nil`.
+    func authentication(
+        _ sessionHandle: (any AuthSessionHandleProtocol)?,
+        didStartObservingWith sessionStatus: any AuthSessionStatusProtocol,
+        for session: (any AuthSessionProtocol)?
+    )
 
     /// A fetch of the session finished.
     ///
@@ -83,6 +108,13 @@ public protocol AuthSessionDelegate: MultiCastDelegate {
 }
 
 extension AuthSessionDelegate {
+
+    /// Does nothing; implement it to learn the status when the subscription starts.
+    public func authentication(
+        _ sessionHandle: (any AuthSessionHandleProtocol)?,
+        didStartObservingWith sessionStatus: any AuthSessionStatusProtocol,
+        for session: (any AuthSessionProtocol)?
+    ) {}
 
     /// Does nothing; implement it to hear about completed fetches.
     public func authentication(

@@ -70,7 +70,7 @@ extension AuthSessionError: LocalizedError {
     }
 
     private static func reason(_ error: any Error) -> String {
-        SecretRedaction.redacting(error.localizedDescription)
+        SecretRedactor.redact(error.localizedDescription)
     }
 }
 

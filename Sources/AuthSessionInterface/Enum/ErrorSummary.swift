@@ -12,7 +12,7 @@ enum ErrorSummary {
         case let error as BiometricAuthenticationError:
             "BiometricAuthenticationError.\(error)"
         default:
-            "\(type(of: error)): \(SecretRedaction.redacting(error.localizedDescription))"
+            "\(type(of: error)): \(SecretRedactor.redact(error.localizedDescription))"
         }
     }
 }

@@ -8,7 +8,8 @@ import Dispatch
 /// - each callback is delivered asynchronously on the queue given at subscription, never on the
 ///   caller's thread, so a slow delegate never blocks the broadcaster;
 /// - subscribing the same delegate twice counts once (the later queue wins);
-/// - after ``unsubscribeDelegate(_:)`` returns, no callback is enqueued for that delegate.
+/// - once ``unsubscribeDelegate(_:)`` returns, the delegate is never called again, including for
+///   callbacks already enqueued, and no callback of it is still running on another thread.
 public protocol DelegateMultiCasting: Sendable {
 
     /// The delegate type observers conform to, usually `any SomeDelegateProtocol`.
@@ -24,6 +25,11 @@ public protocol DelegateMultiCasting: Sendable {
 
     /// Stops callbacks to `delegate`; does nothing if it is not subscribed.
     ///
-    /// Callbacks already enqueued on the delegate's queue may still run.
+    /// When it returns, no callback of `delegate` will run, including those already enqueued; if
+    /// one was running on another thread, it has finished. Two exceptions keep this from ever
+    /// deadlocking: called from inside the delegate's own callback, that callback runs to its
+    /// end (the rest of its step is not delivered); called from inside a callback of another
+    /// subscriber, it does not wait for a callback of `delegate` already running on another
+    /// thread. Do not call it while holding a lock that the delegate's callbacks take.
     func unsubscribeDelegate(_ delegate: Delegate)
 }

@@ -44,10 +44,14 @@ extension AuthSessionProtocol {
 
     /// The seconds left until ``expiresAt`` as of `now`; never negative.
     ///
+    /// An expiry that is not a finite number (NaN, or infinite) leaves no time: a corrupt or
+    /// hostile value never keeps a session alive.
+    ///
     /// - Parameter now: The current date, as told by the caller's clock.
-    /// - Returns: `max(expiresAt - now, 0)`.
+    /// - Returns: `max(expiresAt - now, 0)`, or `0` when `expiresAt` is not finite.
     public func expiresIn(at now: Date) -> TimeInterval {
-        max(expiresAt - now.timeIntervalSince1970, 0)
+        let remaining = expiresAt - now.timeIntervalSince1970
+        return remaining.isFinite ? max(remaining, 0) : 0
     }
 
     /// The seconds left until ``expiresAt`` as of the system date; never negative.
@@ -58,12 +62,13 @@ extension AuthSessionProtocol {
     /// Whether the session is expired, or expires within ``expiryBuffer``, as of `now`.
     ///
     /// A session exactly ``expiryBuffer`` seconds from its expiry is still valid; one a moment
-    /// closer is expired.
+    /// closer is expired. An expiry that is not a finite number (NaN, or infinite) is expired.
     ///
     /// - Parameter now: The current date, as told by the caller's clock.
-    /// - Returns: `true` when `expiresAt - now < 120`.
+    /// - Returns: `true` unless `expiresAt - now` is finite and at least 120.
     public func isSessionExpired(at now: Date) -> Bool {
-        expiresAt - now.timeIntervalSince1970 < Self.expiryBuffer
+        let remaining = expiresAt - now.timeIntervalSince1970
+        return !(remaining.isFinite && remaining >= Self.expiryBuffer)
     }
 
     /// Whether the session is expired, or expires within ``expiryBuffer``, as of the system date.

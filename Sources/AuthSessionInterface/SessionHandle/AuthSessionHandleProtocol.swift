@@ -42,6 +42,33 @@ where Delegate == any AuthSessionDelegate {
     /// Does nothing unless ``isManualAuthenticationRequired`` is `true`, so it is always safe to
     /// call, for example from a "Try again" button.
     func requestManualAuthentication()
+
+    /// The session status as an async sequence: the status now, then every change, in order.
+    ///
+    /// Each call creates a consumer of its own with an unbounded buffer, removed when its task is
+    /// cancelled or it drops the sequence. The engine's `AuthSessionHandle` gives the exact
+    /// chain its delegates see (no gap, no repeat) and finishes the sequence when it is
+    /// deallocated. A conformer that does not implement it gets a default built on
+    /// ``subscribeDelegate(_:receive:)``: the status read just after subscribing, then each change
+    /// that differs from the last element.
+    ///
+    /// ```swift
+    /// for await status in handle.statusUpdates() {
+    ///     render(status)
+    /// }
+    /// ```
+    ///
+    /// - Returns: A sequence that starts with the current status.
+    func statusUpdates() -> AsyncStream<SessionStatus>
+
+    /// Every delegate callback as an ``AuthSessionDelegateEvent``, in the order delegates receive
+    /// them, from now on.
+    ///
+    /// The same buffering and removal rules as ``statusUpdates()``. A conformer that does not
+    /// implement it gets a default built on ``subscribeDelegate(_:receive:)``.
+    ///
+    /// - Returns: A sequence of the events that happen after the call.
+    func delegateEvents() -> AsyncStream<AuthSessionDelegateEvent>
 }
 
 extension AuthSessionHandleProtocol {

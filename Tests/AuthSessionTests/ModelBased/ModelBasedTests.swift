@@ -37,6 +37,8 @@ struct ModelFailure: Error, CustomStringConvertible {
 struct ModelRun {
     let seed: UInt64
     let inputs: [ModelInput]
+    /// Whether the activation signal stands for an app lifecycle (half the runs each way).
+    let hasApplicationLifecycle: Bool
 
     let mutation: ReferenceModel.Mutation?
 
@@ -44,12 +46,21 @@ struct ModelRun {
         self.seed = seed
         self.mutation = mutation
         var generator = SeededGenerator(seed: seed)
-        inputs = (0..<length).map { _ in ModelInput.random(using: &generator) }
+        hasApplicationLifecycle = Bool.random(using: &generator)
+        // A third of the runs start with what may come before the launch fetch: failed fetches,
+        // sign-outs, a session appearing, biometrics switched on, activations.
+        var inputs = ModelInput.launchPrelude(using: &generator)
+        while inputs.count < length {
+            inputs.append(ModelInput.random(using: &generator))
+        }
+        self.inputs = Array(inputs.prefix(max(length, 0)))
     }
 
-    private init(seed: UInt64, inputs: [ModelInput], mutation: ReferenceModel.Mutation?) {
+    private init(seed: UInt64, inputs: [ModelInput], hasApplicationLifecycle: Bool, mutation: ReferenceModel.Mutation?)
+    {
         self.seed = seed
         self.inputs = inputs
+        self.hasApplicationLifecycle = hasApplicationLifecycle
         self.mutation = mutation
     }
 
@@ -61,7 +72,13 @@ struct ModelRun {
         while index >= 0 {
             var candidate = shrunk
             candidate.remove(at: index)
-            if await ModelRun(seed: seed, inputs: candidate, mutation: mutation).run() != nil {
+            let candidateRun = ModelRun(
+                seed: seed,
+                inputs: candidate,
+                hasApplicationLifecycle: hasApplicationLifecycle,
+                mutation: mutation
+            )
+            if await candidateRun.run() != nil {
                 shrunk = candidate
             }
             index -= 1
@@ -73,19 +90,28 @@ struct ModelRun {
     /// Runs the sequence; checks delegate callbacks after every step when `checkingCallbacksEveryStep`
     /// (slower), otherwise once at the end.
     func run(checkingCallbacksEveryStep: Bool = false) async -> ModelFailure? {
-        let harness = Harness(expiresIn: 3600)
-        var model = ReferenceModel()
+        let harness = Harness(expiresIn: 3600, hasApplicationLifecycle: hasApplicationLifecycle)
+        var model = ReferenceModel(hasApplicationLifecycle: hasApplicationLifecycle)
         model.mutation = mutation
+        var gate = GateWatch()
         for (index, input) in inputs.enumerated() {
             let before = harness.handle.sessionStatus
             let hadFetchResult = model.hasFetchResult
             let promptWasUp = model.isPromptOnScreen
+            let promptsBefore = harness.authenticator.promptCount
+            let biometricsRequired = harness.provider.isBioMetricAuthenticationEnabled
             do {
                 try await apply(input, to: harness, promptIsUp: promptWasUp)
             } catch {
                 return failure(at: index, "step failed: \(error)")
             }
             model.apply(input)
+            // A prompt the step abandoned is taken down by the handle: let that finish.
+            if model.abandonedPrompt {
+                guard await completes(within: 10, { await harness.handle.waitForBiometricPrompt() }) else {
+                    return failure(at: index, "the handle never took down the prompt the step abandoned")
+                }
+            }
             // A prompt the step presented appears on a task of the handle's: let it appear
             // before the next input, so that the prompt count can be checked exactly.
             if model.isPromptOnScreen {
@@ -98,6 +124,13 @@ struct ModelRun {
 
             if let problem = disagreement(harness, model)
                 ?? invariantViolation(harness, input, before: before, hadFetchResult: hadFetchResult)
+                ?? gate.violation(
+                    after: input,
+                    from: before,
+                    to: harness.handle.sessionStatus,
+                    biometricsRequired: biometricsRequired,
+                    prompted: harness.authenticator.promptCount > promptsBefore
+                )
             {
                 return failure(at: index, problem)
             }
@@ -258,6 +291,39 @@ struct ModelRun {
         case .userUpdate: "userUpdate"
         case .failure(let error): "failure \(error.caseName)"
         }
+    }
+}
+
+/// The biometric gate as the README promises it, checked from the outside, independently of the
+/// reference model: with biometrics required, the status reaches `.signedIn` only through a
+/// prompt, an interactive sign-in, or while the gate is already open (signed in or prompted since
+/// launch or the last sign-out).
+struct GateWatch {
+    /// Signed in, or prompted, since launch or the last time the status was `.signedOut`.
+    private var isOpen = false
+
+    mutating func violation(
+        after input: ModelInput,
+        from before: AuthSessionStatus,
+        to after: AuthSessionStatus,
+        biometricsRequired: Bool,
+        prompted: Bool
+    ) -> String? {
+        let signsIn = input.kind == "sessionSignIn" || input.kind == "appSignsIn"
+        let answersPrompt = input.kind == "promptOutcome" && before == .biometricAuthentication
+        var problem: String?
+        if after == .signedIn && before != .signedIn && biometricsRequired && !isOpen && !signsIn && !answersPrompt
+            && !prompted
+        {
+            problem =
+                "gate: '\(input)' moved \(before) → signedIn with biometrics required and no prompt since the last sign-out"
+        }
+        if after == .signedOut {
+            isOpen = false
+        } else if after == .signedIn || prompted || after == .biometricAuthentication {
+            isOpen = true
+        }
+        return problem
     }
 }
 

@@ -93,6 +93,23 @@ enum ModelInput: Sendable, CustomStringConvertible {
         }
     }
 
+    /// What may reach a handle before its launch fetch, in a third of the runs: a few of failed
+    /// fetches, sign-outs, a session appearing or vanishing, biometrics switched on, activations,
+    /// then the launch fetch and a refresh. Empty for the other runs.
+    static func launchPrelude(using generator: inout SeededGenerator) -> [ModelInput] {
+        guard Int.random(in: 0..<3, using: &generator) == 0 else { return [] }
+        let choices: [ModelInput] = [
+            .fetchingSession, .sessionFetchFailed, .sessionSignedOut(withError: false),
+            .sessionSignedOut(withError: true),
+            .setSession(secondsLeft: 3600), .setSession(secondsLeft: nil), .setBiometricEnabled(true), .activation,
+        ]
+        var prelude = (0..<Int.random(in: 1...4, using: &generator)).map { _ in
+            choices.randomElement(using: &generator)!
+        }
+        prelude += [.sessionFetched(isInitialFetch: true), .sessionFetched(isInitialFetch: false)]
+        return prelude
+    }
+
     /// A random input, weighted towards the ones that move the session.
     static func random(using generator: inout SeededGenerator) -> ModelInput {
         let edges: [TimeInterval] = [30, 119.5, 120, 120.5, 179.5, 180, 180.5, 600, 3600]

@@ -4,13 +4,16 @@ import Foundation
 
 @testable import AuthSession
 
-/// A reference model of the handle, written from the spec's decision trees and the package's
-/// documented guarantees, independently of `SessionStateMachine`.
+/// A reference model of the handle, written from the README's decision tables and guarantees
+/// ("How the handle decides"), independently of `SessionStateMachine`.
 ///
 /// It tracks the world the test controls (session, clock, provider policies) and the handle's
 /// observable state, and lists the delegate callbacks the handle must produce, as tokens:
 /// `status a→b`, `fetch initial`, `fetch refresh`, `login`, `logout`, `userUpdate`,
 /// `failure <case>`.
+///
+/// The model describes the handle once each input has settled: a prompt the input abandoned
+/// (a sign-out or a sign-in while it was up) has been taken down and its outcome ignored.
 struct ReferenceModel {
 
     /// A deliberate defect, to prove the harness catches a model and a handle that disagree.
@@ -29,32 +32,46 @@ struct ReferenceModel {
     var biometricEnabled = false
     var keptErrors: Set<BiometricAuthenticationError> = []
     var signOutMode = ModelInput.SignOutMode.publishes
+    /// Whether activations come from an app lifecycle (launch included) or not (the launch counts
+    /// as the first, and a finished prompt re-arms).
+    let hasApplicationLifecycle: Bool
 
     // MARK: The handle, as observed
 
     var status = AuthSessionStatus.syncing
     var isManualAuthenticationRequired = false
-    /// A prompt is on screen; `promptMatters` says whether its outcome will be applied.
-    var isPromptOnScreen = false
-    var promptMatters = false
+    /// A prompt whose outcome will decide the status is on screen.
+    private(set) var isPromptOnScreen = false
+    /// The last input abandoned a prompt: the harness lets the handle take it down.
+    private(set) var abandonedPrompt = false
     var promptsPresented = 0
     var providerSignOutCalls = 0
     var callbacks: [String] = []
 
+    /// Sign-outs the handle decided in the current step; the provider is asked after the step.
     private var pendingProviderSignOuts = 0
-    /// Whether a fetch result (success or failure) has arrived: validation waits for one.
+    /// A fetch result (success or failure) has arrived: validation waits for one.
     private(set) var hasFetchResult = false
-    private var armedByActivation = false
-    /// Only the first launch fetch validates.
+    /// The next activation revalidates (the first one, and the first after a prompt, only arm).
+    private var armedByActivation: Bool
+    /// Only the first `sessionFetched(isInitialFetch: true)` runs the launch validation.
     private var launchFetchPending = true
-    /// Fetch results may not sign in without a prompt: at launch and after every sign-out.
+    /// The biometric gate: closed at launch and on every entry into signedOut; open once signed in
+    /// or prompted.
     private var gateClosed = true
 
+    init(hasApplicationLifecycle: Bool = true) {
+        self.hasApplicationLifecycle = hasApplicationLifecycle
+        armedByActivation = !hasApplicationLifecycle
+    }
+
     private var secondsLeft: TimeInterval? { expiresAt.map { $0 - now.timeIntervalSince1970 } }
+    private var providerRefreshes: Bool { !localValidation && autoRefresh }
 
     // MARK: - Inputs
 
     mutating func apply(_ input: ModelInput) {
+        abandonedPrompt = false
         switch input {
         case .fetchingSession:
             move(to: .syncing)
@@ -62,8 +79,7 @@ struct ReferenceModel {
             hasFetchResult = true
             if initial && launchFetchPending {
                 launchFetchPending = false
-                gateClosed = false
-                validate(fromLaunch: true)
+                validate(trigger: .launch)
             } else {
                 evaluateAfterFetch()
             }
@@ -99,30 +115,31 @@ struct ReferenceModel {
             signOutMode = mode
         case .activation:
             if isPromptOnScreen {
-                armedByActivation = false
+                armedByActivation = false  // the prompt itself moves the app through inactive
             } else if !armedByActivation {
                 armedByActivation = true
             } else if !isManualAuthenticationRequired {
-                validate(fromLaunch: false)
+                validate(trigger: .activation)
             }
         case .manualAuthenticationRequest:
             if isManualAuthenticationRequired {
                 isManualAuthenticationRequired = false
-                validate(fromLaunch: false)
+                validate(trigger: .manualRequest)
             }
         case .promptOutcome(let outcome):
             guard isPromptOnScreen else { break }
-            isPromptOnScreen = false
-            guard promptMatters else { break }
+            promptFinished()
             switch outcome {
             case .success:
                 // The gate passed; the session is judged as it is now.
-                if secondsLeft == nil {
-                    move(to: .signedOut)
-                } else if secondsLeft! < 120 && !(autoRefresh && !localValidation) {
-                    endSession()
+                if let secondsLeft {
+                    if secondsLeft < 120 && !providerRefreshes {
+                        endSession()
+                    } else {
+                        move(to: .signedIn)
+                    }
                 } else {
-                    move(to: .signedIn)
+                    move(to: .signedOut)
                 }
             case .failure(let error) where keptErrors.contains(error):
                 isManualAuthenticationRequired = true
@@ -132,26 +149,33 @@ struct ReferenceModel {
                 endSession()
             }
         case .appSignsOut:
-            providerSignOut()
+            providerSignOut(askedByHandle: false)
         }
-        // The provider is called after the step, outside the handle's lock: its own callbacks
-        // come after the step's.
+        // The provider is called after the step, outside the handle's lock; what it publishes
+        // is applied next, before the input's call returns.
         while pendingProviderSignOuts > 0 {
             pendingProviderSignOuts -= 1
             providerSignOut(askedByHandle: true)
         }
     }
 
-    // MARK: - Decision trees
+    // MARK: - Decision tables (README, "How the handle decides")
 
-    private mutating func validate(fromLaunch: Bool) {
-        guard hasFetchResult else { return }
-        if status == .signedOut && !fromLaunch { return }
+    private enum Trigger {
+        case launch
+        case activation
+        case manualRequest
+    }
+
+    /// Local validation: launch, foreground, "Try again".
+    private mutating func validate(trigger: Trigger) {
+        guard hasFetchResult else { return }  // nothing before the first fetch result
+        if status == .signedOut && trigger != .launch { return }  // never leaves signedOut
         guard let secondsLeft else {
             move(to: .signedOut)
             return
         }
-        if isPromptOnScreen && promptMatters { return }
+        if isPromptOnScreen { return }  // the prompt on screen decides
         if localValidation {
             guard status == .signedIn || status == .syncing else { return }
             move(to: .validating)
@@ -169,18 +193,18 @@ struct ReferenceModel {
         }
     }
 
+    /// Post-fetch evaluation: refreshes and failed fetches.
     private mutating func evaluateAfterFetch() {
         guard let secondsLeft else {
             move(to: .signedOut)
             return
         }
-        let providerRefreshes = !localValidation && autoRefresh
         if !providerRefreshes && secondsLeft < 120 {
             endSession()
-        } else if isPromptOnScreen && promptMatters {
+        } else if isPromptOnScreen {
             return
         } else if gateClosed && biometricEnabled {
-            presentPrompt()
+            presentPrompt()  // the gate: never signed in past Face ID
         } else {
             move(to: .signedIn)
         }
@@ -194,33 +218,51 @@ struct ReferenceModel {
         if status == .validating || newStatus == .signedOut {
             isManualAuthenticationRequired = false
         }
-        if newStatus == .signedOut {
-            promptMatters = false
-            gateClosed = true
-        }
         status = newStatus
+        switch newStatus {
+        case .signedOut:
+            gateClosed = true
+            abandonPrompt()
+        case .signedIn:
+            gateClosed = false
+        default:
+            break
+        }
     }
 
     private mutating func presentPrompt() {
-        if !isPromptOnScreen {
-            promptsPresented += 1  // otherwise the prompt still up is reused
-        }
-        isPromptOnScreen = true
-        promptMatters = true
-        gateClosed = false
         launchFetchPending = false
+        gateClosed = false
         isManualAuthenticationRequired = false
         armedByActivation = false
         move(to: .biometricAuthentication)
+        promptsPresented += 1
+        isPromptOnScreen = true
+    }
+
+    /// The prompt is dismissed (answered, or taken down): without an app lifecycle nothing else
+    /// will re-arm revalidation.
+    private mutating func promptFinished() {
+        isPromptOnScreen = false
+        if !hasApplicationLifecycle {
+            armedByActivation = true
+        }
+    }
+
+    /// The session the prompt gated is over: the handle takes the prompt down; its outcome
+    /// counts for nothing.
+    private mutating func abandonPrompt() {
+        guard isPromptOnScreen else { return }
+        promptFinished()
+        abandonedPrompt = true
     }
 
     private mutating func signIn() {
         if mutation == .ignoresSignIn { return }
         launchFetchPending = false
-        gateClosed = false
         isManualAuthenticationRequired = false
-        promptMatters = false
         move(to: .signedIn)
+        abandonPrompt()
         callbacks.append("login")
     }
 
@@ -236,7 +278,7 @@ struct ReferenceModel {
         pendingProviderSignOuts += 1
     }
 
-    private mutating func providerSignOut(askedByHandle: Bool = false) {
+    private mutating func providerSignOut(askedByHandle: Bool) {
         providerSignOutCalls += 1
         switch signOutMode {
         case .publishes:

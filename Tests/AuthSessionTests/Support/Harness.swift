@@ -17,13 +17,15 @@ struct Harness {
     ///   - expiresIn: Seconds left on the provider's session; `nil` for no session.
     ///   - biometric: Whether biometrics are on (`canPerformAuthentication()`).
     ///   - subscribe: Whether the recorder subscribes before anything happens.
+    ///   - hasApplicationLifecycle: Whether the activation signal stands for an app lifecycle.
     init(
         expiresIn: TimeInterval? = 3600,
         biometric: Bool = false,
         localValidation: Bool = true,
         autoRefresh: Bool = false,
         eventsOnInitialize: [AuthSessionEvent] = [],
-        subscribe: Bool = true
+        subscribe: Bool = true,
+        hasApplicationLifecycle: Bool = true
     ) {
         let clock = ManualClock()
         self.clock = clock
@@ -35,7 +37,7 @@ struct Harness {
             eventsOnInitialize: eventsOnInitialize
         )
         authenticator = MockBiometricAuthenticator()
-        activation = ManualActivationSignal()
+        activation = ManualActivationSignal(hasApplicationLifecycle: hasApplicationLifecycle)
         recorder = RecordingAuthSessionDelegate()
         handle = AuthSessionHandle(
             sessionProvider: provider,

@@ -27,6 +27,7 @@ extension SessionAction {
         switch self {
         case .notify(let notification): notification.summary
         case .presentBiometricPrompt(let id): "prompt(\(id))"
+        case .cancelBiometricPrompt(let id): "cancelPrompt(\(id))"
         case .signOut(.sessionExpired): "signOut(sessionExpired)"
         case .signOut(.biometricFailure(let error)): "signOut(biometric.\(error))"
         }
@@ -37,6 +38,7 @@ extension SessionNotification {
 
     var summary: String {
         switch self {
+        case .observationStarted(let status): "observing(\(status))"
         case .statusChanged(let from, let to): "status(\(from)→\(to))"
         case .fetchCompleted(let isInitialFetch): "fetched(\(isInitialFetch ? "initial" : "refresh"))"
         case .login: "login"
