@@ -34,6 +34,8 @@ enum AuthSessionBenchmarks {
             ("fan-out 1", { Benchmarks.fanOut(to: 1) }),
             ("fan-out 32", { Benchmarks.fanOut(to: 32) }),
             ("fan-out 1000", { Benchmarks.fanOut(to: 1_000) }),
+            ("subscribing 1000", { Benchmarks.subscribing(1_000) }),
+            ("subscribing 10000", { Benchmarks.subscribing(10_000) }),
             ("construction", Benchmarks.construction),
             ("burst", Benchmarks.burst),
         ]

@@ -105,6 +105,45 @@ enum Benchmarks {
         )
     }
 
+    /// Subscribing `count` delegates to a fresh handle, then unsubscribing them all, vs the least a
+    /// weak multicast registry does for the same: a locked dictionary of weak references, plus the
+    /// one `DispatchQueue.async` per subscriber that tells it the current status.
+    ///
+    /// Run at two sizes: the cost per subscription must not grow with the number of subscribers.
+    static func subscribing(_ count: Int) -> Comparison {
+        let delegates = (0..<count).map { _ in CountingDelegate(countdown: Countdown()) }
+        let queue = DispatchQueue(label: "bench.subscribing")
+        return Comparison(
+            name: "subscribe + unsubscribe \(count == 10_000 ? "10,000" : "\(count)") delegates",
+            subjectLabel: "subscribeDelegate / unsubscribeDelegate",
+            baselineLabel: "locked [ObjectIdentifier: weak] + async",
+            unit: "ns/subscription",
+            operations: count,
+            goal: nil,
+            subject: {
+                let (handle, _) = makeBenchHandle()
+                for delegate in delegates {
+                    handle.subscribeDelegate(delegate, receive: queue)
+                }
+                for delegate in delegates {
+                    handle.unsubscribeDelegate(delegate)
+                }
+                queue.sync {}
+            },
+            baseline: {
+                let registry = ConcurrencySafeContainer([ObjectIdentifier: WeakDelegate]())
+                for delegate in delegates {
+                    registry.withLock { $0[ObjectIdentifier(delegate)] = WeakDelegate(delegate) }
+                    queue.async { blackHole(delegate) }
+                }
+                for delegate in delegates {
+                    _ = registry.withLock { $0.removeValue(forKey: ObjectIdentifier(delegate)) }
+                }
+                queue.sync {}
+            }
+        )
+    }
+
     /// Creating and releasing a handle (with its default seams) vs creating the provider alone.
     static func construction() -> Comparison {
         let handles = 20_000

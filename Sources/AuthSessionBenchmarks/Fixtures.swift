@@ -79,6 +79,15 @@ final class CountingDelegate: AuthSessionDelegate {
     }
 }
 
+/// A weak reference to a delegate, as a bare registry keeps one.
+struct WeakDelegate: Sendable {
+    weak var delegate: (any AuthSessionDelegate)?
+
+    init(_ delegate: any AuthSessionDelegate) {
+        self.delegate = delegate
+    }
+}
+
 /// An activation signal that never fires, so a benchmark handle has no outside input.
 struct SilentActivationSignal: AppActivationSignal {
     func observe(_ handler: @escaping @Sendable () -> Void) -> AppActivationObservation {

@@ -139,7 +139,8 @@ public final class RecordingAuthSessionDelegate: AuthSessionDelegate {
     /// creation or ``reset()``, including before this call.
     ///
     /// Use it to wait for a status reached once. To wait for the next time the status is entered,
-    /// after something the test does now, use ``waitForNextStatus(_:timeout:)``.
+    /// after something the test does now, use ``waitForNextStatus(_:timeout:)`` or
+    /// ``waitForStatus(_:after:timeout:)``.
     ///
     /// - Parameters:
     ///   - status: The status to wait for.
@@ -154,24 +155,35 @@ public final class RecordingAuthSessionDelegate: AuthSessionDelegate {
     /// Returns once a status change to `status` arrives that was not yet in the record when this
     /// was called: the next time the status is entered.
     ///
-    /// ```swift
-    /// let next = Task { try await recorder.waitForNextStatus(.signedOut) }
-    /// provider.publish(.sessionSignedOut(error: nil))
-    /// try await next.value
-    /// ```
+    /// Call it before the change can be recorded. When the change may already be on its way
+    /// (enqueued for the recorder's queue), take ``count`` first and use
+    /// ``waitForStatus(_:after:timeout:)``, which leaves no room for a race:
     ///
-    /// Call it before the change can arrive (the change is enqueued when the handle applies the
-    /// input, and recorded when the recorder's queue runs it): a change already recorded does not
-    /// count.
+    /// ```swift
+    /// let mark = recorder.count
+    /// provider.publish(.sessionSignedOut(error: nil))
+    /// try await recorder.waitForStatus(.signedOut, after: mark)
+    /// ```
     ///
     /// - Parameters:
     ///   - status: The status to wait for.
     ///   - timeout: A safety net in seconds, not a way to wait.
     /// - Throws: ``MockTimeoutError`` if it does not arrive in time.
     public func waitForNextStatus(_ status: AuthSessionStatus, timeout: TimeInterval = 10) async throws {
-        let seen = count
-        try await state.wait(timeout: timeout, for: "the next change to \(status)") { state in
-            state.records.dropFirst(seen).contains { Self.statusChange($0.event)?.to == status }
+        try await waitForStatus(status, after: count, timeout: timeout)
+    }
+
+    /// Returns once a status change to `status` is in the record after its first `mark` callbacks.
+    ///
+    /// - Parameters:
+    ///   - status: The status to wait for.
+    ///   - mark: How many callbacks to skip: ``count`` taken before the action that should cause
+    ///     the change.
+    ///   - timeout: A safety net in seconds, not a way to wait.
+    /// - Throws: ``MockTimeoutError`` if it does not arrive in time.
+    public func waitForStatus(_ status: AuthSessionStatus, after mark: Int, timeout: TimeInterval = 10) async throws {
+        try await state.wait(timeout: timeout, for: "a change to \(status) after callback \(mark)") { state in
+            state.records.dropFirst(mark).contains { Self.statusChange($0.event)?.to == status }
         }
     }
 

@@ -126,6 +126,8 @@ final class ContractHandle<Provider: AuthSessionProviderProtocol>: AuthSessionHa
         _ = lock.withLock { subscribers.removeValue(forKey: ObjectIdentifier(delegate)) }
     }
 
+    var subscriberCount: Int { lock.withLock { subscribers.count } }
+
     private func handle(_ event: AuthSessionEvent) {
         let session = sessionProvider.session
         let newStatus: ContractStatus? =

@@ -1,6 +1,7 @@
-import AuthSessionInterface
 import Foundation
 import Testing
+
+@testable import AuthSessionInterface
 
 /// Every place a secret could leak from an error: its sentence, `description`, `debugDescription`,
 /// `localizedDescription`, and `dump` of the error and of the events that carry it.
@@ -62,5 +63,45 @@ struct RedactionTests {
         let text = "The token validation failed; token expired at 12:00 for request 42."
         let error = AuthSessionError.networkFailure(error: message(text))
         #expect(error.errorDescription == "Network request failed: \(text)")
+    }
+}
+
+@Suite("Exact redaction of registered secrets", .serialized)
+struct SecretRegistrationTests {
+
+    @Test("8. a registered secret is scrubbed wherever it appears, raw or percent-encoded, until cancelled")
+    func registeredSecretIsScrubbed() {
+        // Shaped like nothing the heuristics know: only registration can catch it.
+        let secret = "plain words secret"
+        let encoded = "plain%20words%20secret"
+        let cause = message("upstream echoed 'plain words secret' and /cb?x=\(encoded)")
+        let registration = SecretRedactor.register(secret)
+        for rendering in renderings(of: cause) {
+            #expect(!rendering.contains(secret) && !rendering.contains(encoded), "\(rendering)")
+        }
+        registration.cancel()
+        registration.cancel()  // twice is harmless
+        let error = AuthSessionError.networkFailure(error: cause)
+        #expect(error.description.contains(secret), "no longer registered, and shaped like ordinary words")
+    }
+
+    @Test("8. two registrations of one secret keep it until both end; deallocation ends one")
+    func registrationsAreCounted() {
+        let secret = "s3cret-but-ordinary"
+        let before = SecretRedactor.registeredFormCount
+        let first = SecretRedactor.register(secret)
+        var second: SecretRegistration? = SecretRedactor.register(secret)
+        first.cancel()
+        #expect(SecretRedactor.redact("x \(secret) y") == "x <redacted> y")
+        _ = second
+        second = nil
+        #expect(SecretRedactor.registeredFormCount == before)
+    }
+
+    @Test("8. secrets too short to be credentials are not registered")
+    func shortSecretsAreIgnored() {
+        let registration = SecretRedactor.register("abc")
+        #expect(SecretRedactor.redact("abc def") == "abc def")
+        registration.cancel()
     }
 }

@@ -17,6 +17,7 @@ private final class HoldingProvider: AuthSessionProviderProtocol {
         var holdNextSessionRead: (entered: @Sendable () -> Void, release: DispatchSemaphore)?
         var readDelay: TimeInterval = 0
         var policyReads = 0
+        var onPolicyRead: (@Sendable (Int) -> Void)?
     }
     private let state: ConcurrencySafeContainer<State>
 
@@ -32,6 +33,11 @@ private final class HoldingProvider: AuthSessionProviderProtocol {
     /// Every `canPerformAuthentication()` takes this long, as `LAContext.canEvaluatePolicy` does.
     func slowDownPolicyReads(by seconds: TimeInterval) {
         state.withLock { $0.readDelay = seconds }
+    }
+
+    /// Calls `observer` with the count each time `canPerformAuthentication()` is entered.
+    func onPolicyRead(_ observer: @escaping @Sendable (Int) -> Void) {
+        state.withLock { $0.onPolicyRead = observer }
     }
 
     /// How many times `canPerformAuthentication()` has been entered.
@@ -72,10 +78,11 @@ private final class HoldingProvider: AuthSessionProviderProtocol {
     }
     func preferredAuthenticationReason() -> String { "Unlock" }
     func canPerformAuthentication() -> Bool {
-        let (delay, enabled) = state.withLock { state in
+        let (delay, enabled, reads, observer) = state.withLock { state in
             state.policyReads += 1
-            return (state.readDelay, state.isBiometricEnabled)
+            return (state.readDelay, state.isBiometricEnabled, state.policyReads, state.onPolicyRead)
         }
+        observer?(reads)
         if delay > 0 {
             Thread.sleep(forTimeInterval: delay)
         }
@@ -146,47 +153,7 @@ struct GuaranteeHoleTests {
         #expect(handle.sessionStatus == .signedOut)
     }
 
-    // MARK: 3. Stale read
-
-    @Test("3. with slow provider reads and racing inputs, a refresh never ends signed in without a session")
-    func slowReadsNeverDecideFromStaleState() async {
-        let trials = 300
-        var inconsistent = 0
-        for _ in 0..<trials {
-            let clock = ManualClock()
-            let provider = HoldingProvider(session: MockSession(expiresIn: 3600, from: clock.now))
-            let activation = ManualActivationSignal()
-            let handle = mockHandle(provider, activation: activation, clock: clock)
-            provider.publish(.sessionFetched(isInitialFetch: true))
-            activation.fire()  // arms revalidation: later activations validate
-            provider.slowDownPolicyReads(by: 0.001)
-            let refreshed = ConcurrencySafeContainer(false)
-            let readsBefore = provider.policyReads
-            await onParallelThreads(3) { thread in
-                switch thread {
-                case 0:
-                    provider.publish(.fetchingSession)
-                    provider.publish(.sessionFetched(isInitialFetch: false))
-                    refreshed.withLock { $0 = true }
-                case 1:
-                    // Lands inside one of the refresh's reads of the world, chosen at random.
-                    let read = readsBefore + Int.random(in: 1...8)
-                    while provider.policyReads < read && !refreshed.withLock({ $0 }) {}
-                    try? provider.signout(with: nil)
-                default:
-                    // Other inputs keep arriving while the refresh reads (none of them re-decides).
-                    while !refreshed.withLock({ $0 }) {
-                        provider.publish(.sessionUpdated(nil))
-                    }
-                }
-            }
-            await handle.waitUntilIdle()
-            if provider.session == nil && handle.sessionStatus != .signedOut {
-                inconsistent += 1
-            }
-        }
-        #expect(inconsistent == 0, "\(inconsistent) of \(trials) trials ended signed in, or loading, with no session")
-    }
+    // MARK: 3. Stale read: see RaceTests (run with the other loads, one at a time)
 
     // MARK: 4. Provider code under the lock
 
@@ -281,31 +248,7 @@ struct GuaranteeHoleTests {
         #expect(afterUnsubscribe.isEmpty, "called after unsubscribing: \(Array(afterUnsubscribe))")
     }
 
-    // MARK: 7. A delegate called after unsubscribeDelegate returned
-
-    @Test("7. once unsubscribeDelegate returns on another thread, the delegate is never called again")
-    func unsubscribeExcludesDelivery() async {
-        let trials = 3_000
-        let violations = ConcurrencySafeContainer(0)
-        let harness = Harness(subscribe: false)
-        let queue = DispatchQueue(label: "unsubscribe-exclusion")
-        for _ in 0..<trials {
-            let delegate = FlagCheckingDelegate(violations: violations)
-            harness.handle.subscribeDelegate(delegate, receive: queue)
-            await onParallelThreads(2) { thread in
-                if thread == 0 {
-                    harness.provider.publish(.sessionSignIn)
-                    harness.provider.publish(.sessionSignedOut(error: nil))
-                } else {
-                    harness.handle.unsubscribeDelegate(delegate)
-                    delegate.unsubscribed.withLock { $0 = true }
-                }
-            }
-        }
-        await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
-        let count = violations.withLock { $0 }
-        #expect(count == 0, "a delegate ran after unsubscribeDelegate returned in \(count) callbacks")
-    }
+    // MARK: 7. A delegate called after unsubscribeDelegate returned: see RaceTests
 
     // MARK: 11. NaN expiry
 
@@ -513,5 +456,93 @@ struct SubscriptionScalingTests {
         #expect(harness.handle.subscriberCount == 0)
         let probes = harness.handle.state.withLock { $0.subscribers.probeCount }
         #expect(probes <= 16 * count, "\(probes) entries probed for \(count) delegates")
+    }
+}
+
+extension ConcurrencyLoad {
+
+    /// The review's races, repeated until they fail reliably on the engine that had them. They
+    /// load every core, so they run one at a time with the other loads.
+    @Suite("Races from the review (issue 8)")
+    struct RaceTests {
+
+        @Test("3. with slow provider reads and racing inputs, a refresh never ends signed in without a session")
+        func slowReadsNeverDecideFromStaleState() async {
+            let trials = 300
+            var inconsistent = 0
+            let threads = ParallelThreads(3)
+            defer { threads.stop() }
+            for _ in 0..<trials {
+                let clock = ManualClock()
+                let provider = HoldingProvider(session: MockSession(expiresIn: 3600, from: clock.now))
+                let activation = ManualActivationSignal()
+                let handle = mockHandle(provider, activation: activation, clock: clock)
+                provider.publish(.sessionFetched(isInitialFetch: true))
+                activation.fire()  // arms revalidation: later activations validate
+                provider.slowDownPolicyReads(by: 0.001)
+                let refreshed = ConcurrencySafeContainer(false)
+                let readsBefore = provider.policyReads
+                // Signalled when the refresh is inside its read number `signOutAt`, or has returned.
+                let signOutAt = readsBefore + Int.random(in: 1...8)
+                let signOutNow = DispatchSemaphore(value: 0)
+                provider.onPolicyRead { reads in
+                    if reads == signOutAt {
+                        signOutNow.signal()
+                    }
+                }
+                await threads.run { thread in
+                    switch thread {
+                    case 0:
+                        provider.publish(.fetchingSession)
+                        provider.publish(.sessionFetched(isInitialFetch: false))
+                        refreshed.withLock { $0 = true }
+                        signOutNow.signal()
+                    case 1:
+                        // Lands inside one of the refresh's reads of the world, chosen at random.
+                        signOutNow.wait()
+                        try? provider.signout(with: nil)
+                    default:
+                        // Other inputs keep arriving while the refresh reads (none of them re-decides).
+                        for _ in 0..<10_000 where !refreshed.withLock({ $0 }) {
+                            provider.publish(.sessionUpdated(nil))
+                        }
+                    }
+                }
+                await handle.waitUntilIdle()
+                if provider.session == nil && handle.sessionStatus != .signedOut {
+                    inconsistent += 1
+                }
+            }
+            #expect(
+                inconsistent == 0,
+                "\(inconsistent) of \(trials) trials ended signed in, or loading, with no session"
+            )
+        }
+
+        @Test("7. once unsubscribeDelegate returns on another thread, the delegate is never called again")
+        func unsubscribeExcludesDelivery() async {
+            let trials = 3_000
+            let violations = ConcurrencySafeContainer(0)
+            let harness = Harness(subscribe: false)
+            let queue = DispatchQueue(label: "unsubscribe-exclusion")
+            let threads = ParallelThreads(2)
+            defer { threads.stop() }
+            for _ in 0..<trials {
+                let delegate = FlagCheckingDelegate(violations: violations)
+                harness.handle.subscribeDelegate(delegate, receive: queue)
+                await threads.run { thread in
+                    if thread == 0 {
+                        harness.provider.publish(.sessionSignIn)
+                        harness.provider.publish(.sessionSignedOut(error: nil))
+                    } else {
+                        harness.handle.unsubscribeDelegate(delegate)
+                        delegate.unsubscribed.withLock { $0 = true }
+                    }
+                }
+            }
+            await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+            let count = violations.withLock { $0 }
+            #expect(count == 0, "a delegate ran after unsubscribeDelegate returned in \(count) callbacks")
+        }
     }
 }

@@ -19,37 +19,6 @@ func isChain(_ changes: [RecordingAuthSessionDelegate.StatusChange], from start:
 @Suite("Guarantees beyond the spec")
 struct HandleGuaranteeTests {
 
-    @Test("status changes form one chain for every subscriber, with inputs from 8 threads")
-    func chainUnderConcurrency() async {
-        let harness = Harness(expiresIn: 3600)
-        let others = (0..<3).map { RecordingAuthSessionDelegate(label: "chain-\($0)") }
-        for recorder in others {
-            harness.handle.subscribeDelegate(recorder, receive: recorder.queue)
-        }
-        let events: [AuthSessionEvent] = [
-            .fetchingSession, .sessionFetched(isInitialFetch: false), .sessionSignIn, .sessionSignedOut(error: nil),
-            .sessionFetchFailed(URLError(.timedOut)), .sessionFetched(isInitialFetch: true),
-        ]
-        DispatchQueue.concurrentPerform(iterations: 8) { thread in
-            for step in 0..<500 {
-                if step % 7 == 3 {
-                    harness.activation.fire()
-                } else {
-                    harness.provider.publish(events[(thread * 31 + step) % events.count])
-                }
-            }
-        }
-        await harness.handle.waitUntilIdle()
-        let final = harness.handle.sessionStatus
-        for recorder in [harness.recorder] + others {
-            await recorder.drain()
-            let changes = recorder.statusChanges
-            #expect(isChain(changes, from: .syncing))
-            #expect((changes.last?.to ?? .syncing) == final)
-            #expect(changes == harness.recorder.statusChanges)
-        }
-    }
-
     @Test(
         "an activation or a manual request never leaves signedOut, whatever the policies",
         arguments: [(true, false), (true, true), (false, false), (false, true)]
@@ -142,4 +111,42 @@ private final class ReentrantProvider: AuthSessionProviderProtocol {
 
     func preferredAuthenticationReason() -> String { "" }
     func canPerformAuthentication() -> Bool { false }
+}
+
+extension ConcurrencyLoad {
+
+    @Suite("One chain under load")
+    struct ChainLoadTests {
+
+        @Test("status changes form one chain for every subscriber, with inputs from 8 threads")
+        func chainUnderConcurrency() async {
+            let harness = Harness(expiresIn: 3600)
+            let others = (0..<3).map { RecordingAuthSessionDelegate(label: "chain-\($0)") }
+            for recorder in others {
+                harness.handle.subscribeDelegate(recorder, receive: recorder.queue)
+            }
+            let events: [AuthSessionEvent] = [
+                .fetchingSession, .sessionFetched(isInitialFetch: false), .sessionSignIn, .sessionSignedOut(error: nil),
+                .sessionFetchFailed(URLError(.timedOut)), .sessionFetched(isInitialFetch: true),
+            ]
+            DispatchQueue.concurrentPerform(iterations: 8) { thread in
+                for step in 0..<500 {
+                    if step % 7 == 3 {
+                        harness.activation.fire()
+                    } else {
+                        harness.provider.publish(events[(thread * 31 + step) % events.count])
+                    }
+                }
+            }
+            await harness.handle.waitUntilIdle()
+            let final = harness.handle.sessionStatus
+            for recorder in [harness.recorder] + others {
+                await recorder.drain()
+                let changes = recorder.statusChanges
+                #expect(isChain(changes, from: .syncing))
+                #expect((changes.last?.to ?? .syncing) == final)
+                #expect(changes == harness.recorder.statusChanges)
+            }
+        }
+    }
 }

@@ -66,7 +66,8 @@ struct InitializationTests {
         // A test host has no enrolled biometrics to pass: the gate holds either way.
         #expect(handle.sessionStatus != .signedIn)
         #else
-        try await recorder.waitForStatus(.signedOut)
+        // The simulated prompt stays up 0.2 s of real time: a generous net for a loaded machine.
+        try await recorder.waitForStatus(.signedOut, timeout: 60)
         #expect(provider.signOutErrors.first.flatMap { $0 as? BiometricAuthenticationError } == .biometryNotAvailable)
         #expect(handle.session == nil)
         #endif

@@ -72,35 +72,6 @@ struct ReviewRegressionTests {
         #expect(handle.sessionStatus == .signedOut)
     }
 
-    @Test("a delegate whose deinit unsubscribes itself never deadlocks the handle")
-    func delegateDeinitUnsubscribes() async {
-        final class SelfUnsubscribingDelegate: AuthSessionDelegate {
-            let handle: AuthSessionHandle<MockSessionProvider>
-            init(handle: AuthSessionHandle<MockSessionProvider>) {
-                self.handle = handle
-            }
-            deinit {
-                handle.unsubscribeDelegate(self)
-            }
-        }
-        let harness = Harness(subscribe: false)
-        let queue = DispatchQueue(label: "deinit-unsubscribes")
-        let finished = await onParallelThreads(8, timeout: 60) { thread in
-            for step in 0..<10_000 {
-                let delegate = SelfUnsubscribingDelegate(handle: harness.handle)
-                harness.handle.subscribeDelegate(delegate, receive: queue)
-                if step.isMultiple(of: 50) {
-                    harness.provider.publish(thread.isMultiple(of: 2) ? .sessionSignIn : .sessionSignedOut(error: nil))
-                }
-            }
-        }
-        guard finished else {
-            Issue.record("the handle deadlocked")
-            return
-        }
-        #expect(harness.handle.subscriberCount == 0)
-    }
-
     @Test("a delegate that unsubscribes in its first callback gets none of the step's other callbacks")
     func unsubscribeMidStep() async {
         final class OneShotDelegate: AuthSessionDelegate {
@@ -242,5 +213,43 @@ extension SecondReviewRegressionTests {
         #expect(handle.sessionStatus == .signedOut)
         #expect(!handle.isBiometricAuthenticationInProcess)
         #expect(authenticator.promptCount == 0)
+    }
+}
+
+extension ConcurrencyLoad {
+
+    @Suite("Deinit unsubscribing under load")
+    struct DeinitUnsubscribeLoadTests {
+
+        @Test("a delegate whose deinit unsubscribes itself never deadlocks the handle")
+        func delegateDeinitUnsubscribes() async {
+            final class SelfUnsubscribingDelegate: AuthSessionDelegate {
+                let handle: AuthSessionHandle<MockSessionProvider>
+                init(handle: AuthSessionHandle<MockSessionProvider>) {
+                    self.handle = handle
+                }
+                deinit {
+                    handle.unsubscribeDelegate(self)
+                }
+            }
+            let harness = Harness(subscribe: false)
+            let queue = DispatchQueue(label: "deinit-unsubscribes")
+            let finished = await onParallelThreads(8, timeout: 60) { thread in
+                for step in 0..<10_000 {
+                    let delegate = SelfUnsubscribingDelegate(handle: harness.handle)
+                    harness.handle.subscribeDelegate(delegate, receive: queue)
+                    if step.isMultiple(of: 50) {
+                        harness.provider.publish(
+                            thread.isMultiple(of: 2) ? .sessionSignIn : .sessionSignedOut(error: nil)
+                        )
+                    }
+                }
+            }
+            guard finished else {
+                Issue.record("the handle deadlocked")
+                return
+            }
+            #expect(harness.handle.subscriberCount == 0)
+        }
     }
 }

@@ -43,11 +43,10 @@ public final class SessionDelegateEventProxy: AuthSessionDelegateEventProxy, Aut
     /// Creates a proxy that also learns the status when it is subscribed to a handle.
     ///
     /// ```swift
-    /// let listener = SessionDelegateEventProxy(currentStatus: { status in
-    ///     print("joined while \(status)")
-    /// }) { event in
-    ///     print(event)
-    /// }
+    /// let listener = SessionDelegateEventProxy(
+    ///     currentStatus: { status in print("joined while \(status)") },
+    ///     eventListening: { event in print(event) }
+    /// )
     /// ```
     ///
     /// - Parameters:

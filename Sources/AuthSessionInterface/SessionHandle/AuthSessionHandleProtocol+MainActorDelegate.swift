@@ -94,9 +94,10 @@ enum MainActorDelegateAdapters {
         _ = released
     }
 
-    /// How many adapters are kept; for tests.
-    static var count: Int {
-        table.withLock { $0.adapters.count }
+    /// How many adapters are kept for `handle`; for tests.
+    static func count(for handle: some AuthSessionHandleProtocol) -> Int {
+        let id = ObjectIdentifier(handle)
+        return table.withLock { $0.adapters.keys.filter { $0.handle == id }.count }
     }
 }
 

@@ -62,3 +62,56 @@ struct SeededGenerator: RandomNumberGenerator {
         return value ^ (value >> 31)
     }
 }
+
+/// A fixed set of threads of their own that run one round of work after another, released
+/// together each round: for races repeated thousands of times, without creating threads each
+/// time (which is slow, above all under ThreadSanitizer).
+///
+/// Not thread-safe: run one round at a time, from one task.
+final class ParallelThreads: @unchecked Sendable {
+    // @unchecked: `round` is written by `run` before the threads are released through `starts`
+    // and read by them after; the semaphores and the group order those accesses.
+
+    private let starts: [DispatchSemaphore]
+    private let finished = DispatchGroup()
+    private var round: (@Sendable (Int) -> Void)?
+    private var isStopping = false
+
+    /// Starts `count` threads that wait for rounds.
+    init(_ count: Int) {
+        starts = (0..<count).map { _ in DispatchSemaphore(value: 0) }
+        for index in 0..<count {
+            let thread = Thread { [starts, self] in
+                while true {
+                    starts[index].wait()
+                    if self.isStopping { return }
+                    self.round?(index)
+                    self.finished.leave()
+                }
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+    }
+
+    /// Runs `body(0..<count)`, one call on each thread, all released at once; returns when all
+    /// have finished.
+    func run(_ body: @escaping @Sendable (Int) -> Void) async {
+        round = body
+        for start in starts {
+            finished.enter()
+            start.signal()
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            finished.notify(queue: .global()) { continuation.resume() }
+        }
+    }
+
+    /// Ends the threads once they are idle. Call it when done.
+    func stop() {
+        isStopping = true
+        for start in starts {
+            start.signal()
+        }
+    }
+}
