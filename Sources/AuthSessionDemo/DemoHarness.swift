@@ -10,13 +10,17 @@ final class DemoHarness {
     let clock = ManualClock()
     let provider: MockSessionProvider
     let authenticator = MockBiometricAuthenticator()
-    let activation = ManualActivationSignal()
+    let activation: ManualActivationSignal
     let recorder = RecordingAuthSessionDelegate(label: "auth-session-demo.delegate")
     let handle: AuthSessionHandle<MockSessionProvider>
     private var printedCount = 0
 
-    /// - Parameter configure: Sets up the provider before the handle exists.
-    init(_ configure: (MockSessionProvider, ManualClock) -> Void) {
+    /// - Parameters:
+    ///   - hasApplicationLifecycle: `false` for a command-line client, where the launch counts as
+    ///     the first activation.
+    ///   - configure: Sets up the provider before the handle exists.
+    init(hasApplicationLifecycle: Bool = true, _ configure: (MockSessionProvider, ManualClock) -> Void) {
+        activation = ManualActivationSignal(hasApplicationLifecycle: hasApplicationLifecycle)
         provider = MockSessionProvider()
         configure(provider, clock)
         handle = AuthSessionHandle(
@@ -81,10 +85,10 @@ final class DemoHarness {
         printNewCallbacks()
     }
 
-    /// Returns once the handle has taken the prompt down (it applied or ignored the outcome).
+    /// Returns once the prompt the handle abandoned has been taken down.
     func waitForPromptToSettle() async {
         await handle.waitForBiometricPrompt()
-        line("      (the handle took the prompt down and ignored its outcome)")
+        line("      (the handle took the prompt down; its outcome will count for nothing)")
     }
 
     // MARK: - Output

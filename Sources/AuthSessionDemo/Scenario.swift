@@ -17,6 +17,8 @@ struct Scenario: Sendable {
     let name: String
     let summary: String
     let expectation: Expectation
+    /// Whether activations come from an app lifecycle (an app) or not (a command-line client).
+    var hasApplicationLifecycle = true
     let configure: @Sendable (MockSessionProvider, ManualClock) -> Void
     let run: @Sendable (DemoHarness) async throws -> Void
 
@@ -24,7 +26,7 @@ struct Scenario: Sendable {
     /// it passed).
     func perform() async -> [String] {
         line("━━ \(name) ━━ \(summary)")
-        let harness = DemoHarness(configure)
+        let harness = DemoHarness(hasApplicationLifecycle: hasApplicationLifecycle, configure)
         do {
             try await run(harness)
         } catch {

@@ -20,7 +20,7 @@ extension Scenario {
     static let all: [Scenario] = [
         launchValidSession, launchExpiredSession, launchMissingSession, launchFetchFailure, biometricUnlock,
         biometricFailureSignsOut, biometricFailureKeptThenManual, autoRefreshProvider, foregroundRevalidation,
-        signInThenSignOut, lateBiometricSuccessAfterSignOut,
+        signInThenSignOut, revokedDuringPrompt, commandLineRevalidation,
     ]
 
     static let launchValidSession = Scenario(
@@ -167,20 +167,44 @@ extension Scenario {
         }
     )
 
-    static let lateBiometricSuccessAfterSignOut = Scenario(
-        name: "late-biometric-success",
-        summary: "The session is revoked while the prompt is up; passing the prompt afterwards changes nothing.",
+    static let revokedDuringPrompt = Scenario(
+        name: "revoked-during-prompt",
+        summary: "Revoked while the prompt is up: the prompt is taken down; the next session gets its own.",
         expectation: Expectation(
-            status: .signedOut,
-            path: [.validating, .biometricAuthentication, .signedOut],
-            promptCount: 1
+            status: .signedIn,
+            path: [.validating, .biometricAuthentication, .signedOut, .biometricAuthentication, .signedIn],
+            promptCount: 2
         ),
         configure: storedSession(expiresIn: 3600, biometric: true),
         run: { harness in
             await harness.launch()
+            try await harness.authenticator.waitForPendingPrompt()
             await harness.publish(.sessionSignedOut(error: AuthSessionError.sessionMalformed))
-            try await harness.answerPrompt(.success, callbacks: 0)
             await harness.waitForPromptToSettle()
+            harness.provider.session = MockSession(
+                expiresIn: 3600,
+                from: harness.clock.now,
+                user: MockUser(identifier: "next@example.com")
+            )
+            await harness.publish(.sessionFetched(isInitialFetch: false))
+            try await harness.answerPrompt(.success, callbacks: 1)
+        }
+    )
+
+    static let commandLineRevalidation = Scenario(
+        name: "command-line-revalidation",
+        summary: "A client without an app lifecycle: the launch counts, so its first activation revalidates.",
+        expectation: Expectation(
+            status: .signedOut,
+            path: [.validating, .signedIn, .validating, .signedOut],
+            signOutCount: 1
+        ),
+        hasApplicationLifecycle: false,
+        configure: storedSession(expiresIn: 1800),
+        run: { harness in
+            await harness.launch()
+            harness.advanceClock(by: 1700)
+            await harness.activate()
         }
     )
 }

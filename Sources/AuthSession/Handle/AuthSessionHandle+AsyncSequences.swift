@@ -39,14 +39,17 @@ extension AuthSessionHandle {
 
     /// The state as an observation model shows it, now and after every step.
     ///
-    /// The first element is taken under the same lock as every later one, from what the latest
-    /// step saw (status, flag, and the user as read for that step), so a model fed by it never
-    /// misses, reorders or mixes up a change.
+    /// The registration is an input of its own: applied in order with the others, it reads the
+    /// user just before and takes the first element under the same lock as every later one, so a
+    /// model fed by it never misses, reorders or mixes up a change.
     func observationUpdates() -> AsyncStream<ObservationUpdate> {
-        makeConsumer { state, continuation in
-            continuation.yield(Self.observationUpdate([], state: state))
-            return state.streams.add(continuation)
+        let (stream, continuation) = AsyncStream.makeStream(of: ObservationUpdate.self, bufferingPolicy: .unbounded)
+        let id = state.withLock { $0.streams.reserveID() }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { $0.streams.remove(id) }
         }
+        submit(.observe(continuation, id: id))
+        return stream
     }
 
     /// The number of live async-sequence consumers.

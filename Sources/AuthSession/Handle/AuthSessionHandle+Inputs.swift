@@ -7,75 +7,107 @@ extension AuthSessionHandle {
     /// to a background queue: a caller that brings one input never works for others without end.
     static var inputsAppliedPerCall: Int { 32 }
 
-    /// What an input decides from, read from the provider and the clock just before its step.
-    struct World {
-        /// The provider's session, passed to observers with the step's callbacks.
-        var session: AuthSessionProvider.AuthSession?
-        /// The user an observation model shows after the step.
-        var user: (any AuthSessionUserProtocol)?
-        /// Expiry and policies, for the inputs that decide from them.
-        var snapshot: SessionSnapshot?
-        /// The provider's failure policy, for a prompt that failed.
-        var allowsSigningOut = false
-    }
-
     /// Hands `input` to the handle: applies it (and whatever arrives meanwhile) now if no other
     /// thread is applying inputs, otherwise leaves it to that thread.
     func submit(_ input: HandleInput) {
-        let mustApply = state.withLock { $0.inputs.add(input) }
-        if mustApply {
-            applyInputs(limit: Self.inputsAppliedPerCall)
+        let (first, readsUser) = state.withLock { ($0.inputs.add(input), $0.streams.hasObservationConsumers) }
+        if let first {
+            applyInputs(startingWith: first, readingUser: readsUser, limit: Self.inputsAppliedPerCall)
         }
     }
 
-    /// Applies queued inputs one at a time until none is left, or until `limit` have been applied
-    /// and the rest is handed to a background queue. Called by the one thread that applies.
+    /// Applies `first`, then queued inputs one at a time until none is left, or until `limit`
+    /// have been applied and the rest is handed to a background queue. Called by the one thread
+    /// that applies inputs.
     ///
     /// For each input: the world is read (provider calls, no lock held), the machine steps and
     /// the step's notifications are handed to every observer (one critical section), then the
     /// step's calls out are made (no lock held). The next input's read comes after all of that,
     /// so no step ever decides from a read that an earlier step made stale.
-    private func applyInputs(limit: Int?) {
+    ///
+    /// - Parameter readingUser: Whether an observation model follows the handle, so that steps
+    ///   read the user for it.
+    private func applyInputs(startingWith first: HandleInput, readingUser: Bool, limit: Int?) {
         var applied = 0
-        var next = state.withLock { $0.inputs.next() }
+        var next: HandleInput? = first
+        var readsUser = readingUser
         while let input = next {
-            let world = readWorld(for: input)
-            let (effects, released) = state.withLock { state in
-                apply(input, world: world, to: &state)
-            }
-            withExtendedLifetime(released) {}  // the previous step's session, released unlocked
-            perform(effects)
-            if case .biometricPromptCompleted(_, _, let onApplied) = input {
-                onApplied()
-            }
+            let world = readWorld(for: input, readingUser: readsUser)
             applied += 1
             let handsOff = limit.map { applied >= $0 } ?? false
-            let (following, idle, mustHandOff) = state.withLock { state in
-                let idle = state.inputs.markApplied()
-                if handsOff && !state.inputs.isEmpty {
-                    return (nil as HandleInput?, idle, true)
-                }
-                return (state.inputs.next(), idle, false)
+            let onApplied: (@Sendable () -> Void)?
+            if case .biometricPromptCompleted(_, _, let callback) = input {
+                onApplied = callback
+            } else {
+                onApplied = nil
             }
-            for waiter in idle {
+            let outcome = state.withLock { state in
+                var outcome = apply(input, world: world, to: &state)
+                if outcome.effects.isEmpty && onApplied == nil {
+                    // Nothing to do outside the lock: finish here and take the next input.
+                    outcome.finish = finishInput(&state, handsOff: handsOff)
+                }
+                return outcome
+            }
+            let finish: InputFinish
+            if let finished = outcome.finish {
+                finish = finished
+            } else {
+                perform(outcome.effects)
+                onApplied?()
+                finish = state.withLock { finishInput(&$0, handsOff: handsOff) }
+            }
+            for waiter in finish.idle {
                 waiter.resume()
             }
-            if mustHandOff {
-                DispatchQueue.global().async { self.applyInputs(limit: nil) }
+            if finish.handsOff {
+                DispatchQueue.global().async {
+                    let (input, readsUser) = self.state.withLock {
+                        ($0.inputs.next(), $0.streams.hasObservationConsumers)
+                    }
+                    if let input {
+                        self.applyInputs(startingWith: input, readingUser: readsUser, limit: nil)
+                    }
+                }
             }
-            next = following
+            next = finish.next
+            readsUser = finish.readsUser
         }
     }
 
+    /// Records an applied input and takes the next one, unless the applying thread has done its
+    /// share and the rest goes to a background queue (which keeps applying, so the handle stays
+    /// "applying" meanwhile).
+    private func finishInput(_ state: inout HandleState, handsOff: Bool) -> InputFinish {
+        let idle = state.inputs.markApplied()
+        if handsOff && !state.inputs.isEmpty {
+            return InputFinish(next: nil, readsUser: false, idle: idle, handsOff: true)
+        }
+        return InputFinish(
+            next: state.inputs.next(),
+            readsUser: state.streams.hasObservationConsumers,
+            idle: idle,
+            handsOff: false
+        )
+    }
+
     /// Reads what `input` needs of the world. Runs with no lock held: it calls the provider.
-    private func readWorld(for input: HandleInput) -> World {
+    ///
+    /// The user is read only for an observation model (`readingUser`, or the model's own
+    /// registration): reading it calls the provider's session's `user`, possibly computed.
+    private func readWorld(for input: HandleInput, readingUser: Bool) -> InputWorld {
         let session = sessionProvider.session
-        var world = World(session: session, user: session?.user)
+        var world = InputWorld(session: session)
+        if readingUser {
+            world.user = session?.user
+        }
         switch input {
         case .event(.sessionFetched), .event(.sessionFetchFailed), .activation, .manualAuthenticationRequest:
             world.snapshot = snapshot(of: session)
-        case .event(.sessionUpdated(let updated)):
+        case .event(.sessionUpdated(let updated)) where readingUser:
             world.user = updated?.user
+        case .observe:
+            world.user = session?.user
         case .biometricPromptCompleted(_, let result, _):
             world.snapshot = snapshot(of: session)
             if case .failure(let error) = result {
@@ -89,27 +121,23 @@ extension AuthSessionHandle {
         return world
     }
 
-    /// One step, with the lock held: runs the machine, hands the step's notifications to every
-    /// observer, and records what the step saw.
-    ///
-    /// - Returns: The actions to perform once the lock is released, and the previous step's
-    ///   session and user (releasing them may run a `deinit`: do it unlocked).
-    private func apply(
-        _ input: HandleInput,
-        world: World,
-        to state: inout HandleState
-    ) -> (effects: [SessionAction], released: Any?) {
+    /// One step, with the lock held: runs the machine and hands the step's notifications to
+    /// every observer. A model's registration instead gives it the state now and registers it.
+    private func apply(_ input: HandleInput, world: InputWorld, to state: inout HandleState) -> AppliedInput {
+        if case .observe(let continuation, let id) = input {
+            let update = Self.observationUpdate([], user: world.user, state: state)
+            if case .enqueued = continuation.yield(update) {
+                state.streams.add(continuation, id: id)
+            }
+            return AppliedInput(effects: [])
+        }
         let actions = step(input, world: world, machine: &state.machine)
-        let released: Any? = (state.lastSession, state.lastUser)
-        state.lastSession = world.session
-        state.lastUser = world.user
-        let effects = dispatch(actions, session: world.session, in: state)
-        return (effects, released)
+        return AppliedInput(effects: dispatch(actions, session: world.session, user: world.user, in: state))
     }
 
     /// The machine input for `input` (the event table of the primary spec, and the handle's own
     /// inputs).
-    private func step(_ input: HandleInput, world: World, machine: inout SessionStateMachine) -> [SessionAction] {
+    private func step(_ input: HandleInput, world: InputWorld, machine: inout SessionStateMachine) -> [SessionAction] {
         let snapshot = world.snapshot ?? .unread
         switch input {
         case .event(.fetchingSession):
@@ -139,6 +167,8 @@ extension AuthSessionHandle {
             )
         case .signOutFailed(let error):
             return machine.signOutFailed(error)
+        case .observe:
+            return []
         }
     }
 
@@ -180,4 +210,34 @@ extension AuthSessionHandle {
             submit(.signOutFailed(error))
         }
     }
+}
+
+/// What an input decides from, read from the provider and the clock just before its step.
+///
+/// Not generic (unlike the handle), so that using it costs no runtime metadata lookup.
+struct InputWorld {
+    /// The provider's session, passed to observers with the step's callbacks.
+    var session: (any AuthSessionProtocol)?
+    /// The user an observation model shows after the step; read only while one follows.
+    var user: (any AuthSessionUserProtocol)?
+    /// Expiry and policies, for the inputs that decide from them.
+    var snapshot: SessionSnapshot?
+    /// The provider's failure policy, for a prompt that failed.
+    var allowsSigningOut = false
+}
+
+/// What a step leaves to do once its lock is released.
+struct AppliedInput {
+    var effects: [SessionAction]
+    /// The bookkeeping after the step, when done under the same lock.
+    var finish: InputFinish?
+}
+
+/// What comes after an applied input.
+struct InputFinish {
+    var next: HandleInput?
+    /// Whether the next step reads the user for an observation model.
+    var readsUser: Bool
+    var idle: [CheckedContinuation<Void, Never>]
+    var handsOff: Bool
 }

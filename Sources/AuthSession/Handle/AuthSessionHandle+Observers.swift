@@ -63,10 +63,13 @@ extension AuthSessionHandle {
 
     /// Registers the subscription and enqueues its first callback (the status now) in the same
     /// critical section, so that it comes before every later step's callbacks.
+    ///
+    /// The session passed with that callback is read just before (reading it calls the provider).
     private func subscribe(_ subscription: Subscription, of subscriber: AnyObject, on queue: DispatchQueue) {
+        let session = sessionProvider.session
         let sweeps = state.withLock { state in
             let subscription = state.subscribers.subscribe(subscription, of: subscriber, queue: queue)
-            let delivery = makeDelivery([.observationStarted(state.machine.status)], session: state.lastSession)
+            let delivery = makeDelivery([.observationStarted(state.machine.status)], session: session)
             queue.async { delivery.run(for: subscription) }
             return state.subscribers.takeSweepTurn()
         }
@@ -113,23 +116,31 @@ extension AuthSessionHandle {
     ///
     /// - Parameters:
     ///   - session: The provider's session read for the step.
+    ///   - user: The user read for the step, for an observation model.
     ///   - state: The handle's state after the step.
     func dispatch(
         _ actions: [SessionAction],
-        session: AuthSessionProvider.AuthSession?,
+        session: (any AuthSessionProtocol)?,
+        user: (any AuthSessionUserProtocol)?,
         in state: HandleState
     ) -> [SessionAction] {
+        let hasObservers = !state.subscribers.isEmpty || !state.streams.isEmpty
         var notifications: [SessionNotification] = []
         var effects: [SessionAction] = []
+        if hasObservers {
+            notifications.reserveCapacity(actions.count)
+        }
         for action in actions {
             if case .notify(let notification) = action {
-                notifications.append(notification)
+                if hasObservers {
+                    notifications.append(notification)
+                }
             } else {
                 effects.append(action)
             }
         }
         if !state.streams.isEmpty {
-            state.streams.yield(notifications, update: Self.observationUpdate(notifications, state: state))
+            state.streams.yield(notifications, update: Self.observationUpdate(notifications, user: user, state: state))
         }
         guard !notifications.isEmpty, !state.subscribers.isEmpty else { return effects }
 
@@ -158,7 +169,11 @@ extension AuthSessionHandle {
 
     /// The step as an observation model sees it: the state after it, the user as the step saw it
     /// (read unlocked, before the step), and the errors it reported.
-    static func observationUpdate(_ notifications: [SessionNotification], state: HandleState) -> ObservationUpdate {
+    static func observationUpdate(
+        _ notifications: [SessionNotification],
+        user: (any AuthSessionUserProtocol)?,
+        state: HandleState
+    ) -> ObservationUpdate {
         var errors: [AuthSessionError] = []
         for case .failure(let error) in notifications {
             errors.append(error)
@@ -166,7 +181,7 @@ extension AuthSessionHandle {
         return ObservationUpdate(
             status: state.machine.status,
             isManualAuthenticationRequired: state.machine.isManualAuthenticationRequired,
-            user: state.lastUser,
+            user: user,
             errors: errors
         )
     }

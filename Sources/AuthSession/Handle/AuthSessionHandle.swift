@@ -179,10 +179,6 @@ struct HandleState {
     var subscribers = SubscriberRegistry()
     var streams = StreamRegistry()
     var inputs = InputQueue()
-    /// The provider's session and its user as read for the latest step: what a subscriber that
-    /// joins now is told, so that it agrees with the status it is told.
-    var lastSession: (any AuthSessionProtocol)?
-    var lastUser: (any AuthSessionUserProtocol)?
     /// Owned here; the provider may hold it weakly.
     var eventProxy: SessionHandleEventProxy?
     var activationObservation: AppActivationObservation?

@@ -1,7 +1,7 @@
 import AuthSessionInterface
 
 /// Something that changes a handle's state: applied one at a time, in arrival order.
-enum HandleInput: Sendable {
+indirect enum HandleInput: Sendable {
     /// The provider published an event.
     case event(AuthSessionEvent)
     /// The app became active.
@@ -16,6 +16,9 @@ enum HandleInput: Sendable {
     )
     /// The provider's `signout(with:)`, called by the handle, threw.
     case signOutFailed(any Error)
+    /// An observation model starts following the handle: it is given the state the latest step
+    /// left, with the user read now, then every later step's.
+    case observe(AsyncStream<ObservationUpdate>.Continuation, id: UInt64)
 }
 
 /// The inputs waiting to be applied, in arrival order, and whether a thread is applying them.
@@ -34,16 +37,20 @@ struct InputQueue {
 
     var isEmpty: Bool { head == pending.count }
 
-    /// Enqueues `input`.
+    /// Takes `input` in.
     ///
-    /// - Returns: `true` if no thread is applying inputs: the caller must now apply them, starting
-    ///   with ``next()``.
-    mutating func add(_ input: HandleInput) -> Bool {
-        pending.append(input)
+    /// - Returns: `input` itself when no thread is applying inputs: the caller must now apply it,
+    ///   then the ones ``next()`` gives. `nil` when another thread is applying them: `input` is
+    ///   queued for that thread.
+    mutating func add(_ input: HandleInput) -> HandleInput? {
         receivedCount &+= 1
-        guard !isApplying else { return false }
-        isApplying = true
-        return true
+        guard isApplying else {
+            // Nobody applies inputs, so none is queued: this one goes first, without queueing.
+            isApplying = true
+            return input
+        }
+        pending.append(input)
+        return nil
     }
 
     /// Takes the next input to apply. When none is left the caller stops applying: `nil`.

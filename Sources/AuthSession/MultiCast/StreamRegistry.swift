@@ -27,10 +27,17 @@ struct StreamRegistry {
         return lastID
     }
 
-    mutating func add(_ continuation: AsyncStream<ObservationUpdate>.Continuation) -> UInt64 {
+    /// Whether any observation model is registered: steps then read the user for it.
+    var hasObservationConsumers: Bool { !observationConsumers.isEmpty }
+
+    /// An identity for a consumer registered later (an observation model registers as an input).
+    mutating func reserveID() -> UInt64 {
         lastID += 1
-        observationConsumers[lastID] = continuation
         return lastID
+    }
+
+    mutating func add(_ continuation: AsyncStream<ObservationUpdate>.Continuation, id: UInt64) {
+        observationConsumers[id] = continuation
     }
 
     mutating func remove(_ id: UInt64) {

@@ -98,7 +98,7 @@ struct SessionStateMachine {
 
     /// `fetchingSession`: a fetch or refresh started.
     mutating func fetchingSession() -> [SessionAction] {
-        var actions: [SessionAction] = []
+        var actions = SessionAction.list()
         setStatus(.syncing, &actions)
         return actions
     }
@@ -106,7 +106,7 @@ struct SessionStateMachine {
     /// `sessionFetched`: the first launch fetch runs the local validation; every other fetch
     /// runs the post-fetch evaluation.
     mutating func sessionFetched(isInitialFetch: Bool, snapshot: SessionSnapshot) -> [SessionAction] {
-        var actions: [SessionAction] = []
+        var actions = SessionAction.list()
         isSessionReadyToValidate = true
         if isInitialFetch && isLaunchValidationPending {
             isLaunchValidationPending = false
@@ -121,7 +121,7 @@ struct SessionStateMachine {
     /// `sessionFetchFailed`: the session the provider still has is re-evaluated, so a network
     /// blip does not sign a user out.
     mutating func sessionFetchFailed(_ error: any Error, snapshot: SessionSnapshot) -> [SessionAction] {
-        var actions: [SessionAction] = []
+        var actions = SessionAction.list()
         isSessionReadyToValidate = true
         handleSessionStatusOnceFetched(snapshot, &actions)
         actions.append(.notify(.failure(.sessionFetchFailed(error: error))))
@@ -131,7 +131,7 @@ struct SessionStateMachine {
     /// `sessionSignIn`: the user authenticated interactively, which also settles the launch gate,
     /// any pending manual authentication, and any prompt of the session before.
     mutating func sessionSignIn() -> [SessionAction] {
-        var actions: [SessionAction] = []
+        var actions = SessionAction.list()
         isLaunchValidationPending = false
         isManualAuthenticationRequired = false
         setStatus(.signedIn, &actions)
@@ -142,7 +142,7 @@ struct SessionStateMachine {
 
     /// `sessionSignedOut`: exactly one logout notification per event, even when already signed out.
     mutating func sessionSignedOut(error: (any Error)?) -> [SessionAction] {
-        var actions: [SessionAction] = []
+        var actions = SessionAction.list()
         isManualAuthenticationRequired = false
         setStatus(.signedOut, &actions)
         actions.append(.notify(.logout(error: error)))
@@ -161,7 +161,7 @@ struct SessionStateMachine {
 
     /// The app became active.
     mutating func applicationDidBecomeActive(snapshot: SessionSnapshot) -> [SessionAction] {
-        var actions: [SessionAction] = []
+        var actions = SessionAction.list()
         if isBiometricAuthenticationInProcess {
             // The prompt itself moves the app through inactive and active: never revalidate then.
             allowsSessionValidationFromNotifications = false
@@ -177,7 +177,7 @@ struct SessionStateMachine {
     mutating func requestManualAuthentication(snapshot: SessionSnapshot) -> [SessionAction] {
         guard isManualAuthenticationRequired else { return [] }
         isManualAuthenticationRequired = false
-        var actions: [SessionAction] = []
+        var actions = SessionAction.list()
         validateLocalSessionOrAuthenticateIfNeeded(snapshot, trigger: .manualRequest, &actions)
         return actions
     }
@@ -195,7 +195,7 @@ struct SessionStateMachine {
     ) -> [SessionAction] {
         guard let prompt = biometricPrompt, prompt.id == id else { return [] }
         biometricPrompt = nil
-        var actions: [SessionAction] = []
+        var actions = SessionAction.list()
         if isPromptDeferred {
             // The abandoned prompt is gone: the one a decision asked for meanwhile goes up now.
             isPromptDeferred = false
@@ -348,6 +348,14 @@ enum SignOutReason: Hashable, Sendable {
 
 /// Something the handle must do after a step, outside its lock.
 enum SessionAction: Sendable {
+
+    /// An empty list with room for a step's usual actions, so that appending does not reallocate.
+    static func list() -> [SessionAction] {
+        var actions: [SessionAction] = []
+        actions.reserveCapacity(4)
+        return actions
+    }
+
     /// Tell every observer.
     case notify(SessionNotification)
     /// Ask the biometric authenticator; report the outcome with the same id.

@@ -25,7 +25,7 @@
 /// Subscribe with ``AuthSessionHandleProtocol/subscribeDelegate(_:)``. The delegate is held
 /// weakly, called on the main actor, in order, starting with
 /// ``authentication(_:didStartObservingWith:for:)``; every callback has an empty default.
-/// ``AuthSessionHandleProtocol/unsubscribeDelegate(_:)`` called on the main actor stops every
+/// `unsubscribeDelegate(_:)` with the same delegate, called on the main actor, stops every
 /// callback at once.
 @MainActor
 public protocol MainActorAuthSessionDelegate: AnyObject, Sendable {

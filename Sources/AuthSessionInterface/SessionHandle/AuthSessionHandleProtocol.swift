@@ -49,7 +49,7 @@ where Delegate == any AuthSessionDelegate {
     /// cancelled or it drops the sequence. The engine's `AuthSessionHandle` gives the exact
     /// chain its delegates see (no gap, no repeat) and finishes the sequence when it is
     /// deallocated. A conformer that does not implement it gets a default built on
-    /// ``subscribeDelegate(_:receive:)``: the status read just after subscribing, then each change
+    /// ``DelegateMultiCasting/subscribeDelegate(_:receive:)``: the status read just after subscribing, then each change
     /// that differs from the last element.
     ///
     /// ```swift
@@ -65,7 +65,7 @@ where Delegate == any AuthSessionDelegate {
     /// them, from now on.
     ///
     /// The same buffering and removal rules as ``statusUpdates()``. A conformer that does not
-    /// implement it gets a default built on ``subscribeDelegate(_:receive:)``.
+    /// implement it gets a default built on ``DelegateMultiCasting/subscribeDelegate(_:receive:)``.
     ///
     /// - Returns: A sequence of the events that happen after the call.
     func delegateEvents() -> AsyncStream<AuthSessionDelegateEvent>
