@@ -406,16 +406,21 @@ func drainMainQueue(times: Int) async {
 }
 
 /// Waits until `condition` holds for the model, re-checking after each change Observation
-/// reports; `false` if it still does not hold after `timeout` seconds (a safety net).
+/// reports; records an issue and returns `false` if it still does not hold after `timeout`
+/// seconds (a safety net).
 @MainActor
+@discardableResult
 func until(
     _ model: ObservableAuthSession,
-    timeout: TimeInterval,
+    timeout: TimeInterval = 10,
     _ condition: @escaping @MainActor (ObservableAuthSession) -> Bool
 ) async -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while !condition(model) {
-        guard Date() < deadline else { return false }
+        guard Date() < deadline else {
+            Issue.record("the model did not reach the condition within \(timeout) s")
+            return false
+        }
         let (changed, continuation) = AsyncStream<Void>.makeStream()
         withObservationTracking {
             _ = (model.status, model.user?.identifier, model.lastError, model.isManualAuthenticationRequired)

@@ -7,21 +7,6 @@ import Testing
 
 @testable import AuthSession
 
-/// Waits until `condition` holds for the model, re-checking after each change Observation reports.
-@MainActor
-private func until(_ model: ObservableAuthSession, _ condition: @MainActor (ObservableAuthSession) -> Bool) async {
-    while !condition(model) {
-        let (changed, continuation) = AsyncStream<Void>.makeStream()
-        withObservationTracking {
-            _ = (model.status, model.user?.identifier, model.lastError, model.isManualAuthenticationRequired)
-        } onChange: {
-            continuation.yield()
-            continuation.finish()
-        }
-        for await _ in changed {}
-    }
-}
-
 @Suite("ObservableAuthSession")
 @MainActor
 struct ObservableAuthSessionTests {

@@ -57,7 +57,7 @@ private final class InterleavingProvider: AuthSessionProviderProtocol {
 @Suite("Races and lifetimes found in review")
 struct ReviewRegressionTests {
 
-    @Test("an input whose read of the world went stale re-reads it: no signedIn without a session")
+    @Test("a sign-out published during a refresh's read is applied after it: never signed in without a session")
     func staleSnapshotIsReRead() {
         let clock = ManualClock()
         let provider = InterleavingProvider(session: MockSession(expiresIn: 3600, from: clock.now))
