@@ -98,16 +98,19 @@ extension AuthSessionHandle {
     private func readWorld(for input: HandleInput, readingUser: Bool) -> InputWorld {
         let session = sessionProvider.session
         var world = InputWorld(session: session)
-        if readingUser {
-            world.user = session?.user
-        }
         switch input {
-        case .event(.sessionFetched), .event(.sessionFetchFailed), .activation, .manualAuthenticationRequest:
-            world.snapshot = snapshot(of: session)
         case .event(.sessionUpdated(let updated)) where readingUser:
             world.user = updated?.user
         case .observe:
             world.user = session?.user
+        default:
+            if readingUser {
+                world.user = session?.user
+            }
+        }
+        switch input {
+        case .event(.sessionFetched), .event(.sessionFetchFailed), .activation, .manualAuthenticationRequest:
+            world.snapshot = snapshot(of: session)
         case .biometricPromptCompleted(_, let result, _):
             world.snapshot = snapshot(of: session)
             if case .failure(let error) = result {
@@ -115,7 +118,7 @@ extension AuthSessionHandle {
                     with: error
                 )
             }
-        case .event, .signOutFailed:
+        case .event, .signOutFailed, .observe:
             break
         }
         return world
