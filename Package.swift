@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "AuthSessionInterface", targets: ["AuthSessionInterface"]),
         .library(name: "AuthSession", targets: ["AuthSession"]),
         .library(name: "AuthSessionMocks", targets: ["AuthSessionMocks"]),
+        .library(name: "AuthSessionProviders", targets: ["AuthSessionProviders"]),
         .executable(name: "auth-session-demo", targets: ["AuthSessionDemo"]),
         .executable(name: "auth-session-bench", targets: ["AuthSessionBenchmarks"]),
     ],
@@ -38,15 +39,35 @@ let package = Package(
             dependencies: ["AuthSession", "AuthSessionInterface", "AuthSessionMocks"]
         ),
 
+        // MARK: Session manager
+
+        .target(
+            name: "AuthSessionProviders",
+            dependencies: ["AuthSession", "AuthSessionInterface"]
+        ),
+        .testTarget(
+            name: "AuthSessionProvidersTests",
+            dependencies: [
+                "AuthSessionProviders", "AuthSessionMocks", "AuthSession", "AuthSessionInterface", "SessionStoreWorker",
+            ],
+            resources: [.copy("Fixtures")]
+        ),
+        // A process for the store's crash and cross-process tests: they start it, and kill it.
+        .executableTarget(
+            name: "SessionStoreWorker",
+            dependencies: ["AuthSessionProviders"],
+            path: "Tests/SessionStoreWorker"
+        ),
+
         // MARK: Test kit
 
         .target(
             name: "AuthSessionMocks",
-            dependencies: ["AuthSession", "AuthSessionInterface"]
+            dependencies: ["AuthSession", "AuthSessionInterface", "AuthSessionProviders"]
         ),
         .testTarget(
             name: "AuthSessionMocksTests",
-            dependencies: ["AuthSessionMocks", "AuthSession", "AuthSessionInterface"]
+            dependencies: ["AuthSessionMocks", "AuthSession", "AuthSessionInterface", "AuthSessionProviders"]
         ),
 
         // MARK: Executables
@@ -57,7 +78,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "AuthSessionBenchmarks",
-            dependencies: ["AuthSession", "AuthSessionInterface"]
+            dependencies: ["AuthSession", "AuthSessionInterface", "AuthSessionProviders"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -38,6 +38,9 @@ enum AuthSessionBenchmarks {
             ("subscribing 10000", { Benchmarks.subscribing(10_000) }),
             ("construction", Benchmarks.construction),
             ("burst", Benchmarks.burst),
+            ("store save+load", { StoreBenchmarks.saveLoad(durable: false) }),
+            ("store durable save+load", { StoreBenchmarks.saveLoad(durable: true) }),
+            ("store exclusive access", StoreBenchmarks.exclusiveAccess),
         ]
         var results: [Comparison.Result] = []
         for (name, make) in comparisons where filter.map({ name.contains($0) }) ?? true {

@@ -1,0 +1,167 @@
+import AuthSession
+import AuthSessionProviders
+import Foundation
+
+/// A session store a test controls: it keeps a session in memory, counts every call, and fails
+/// on command the way real storage does.
+///
+/// ```swift
+/// let store = MockSessionStore(session: session)
+/// store.isUnavailable = true      // a locked device: every call throws .unavailable
+/// store.failsWrites = true        // save and remove throw .io, the stored session is unchanged
+/// store.corruptNextLoad()         // the next load throws .corrupt and the session is set aside
+/// ```
+///
+/// All operations are thread-safe.
+public final class MockSessionStore: SessionStore {
+
+    private struct State: WaitableState {
+        var session: ManagedSession?
+        var isUnavailable = false
+        var failsWrites = false
+        var corruptsNextLoad = false
+        var loadCount = 0
+        var saveCount = 0
+        var removeCount = 0
+        var exclusiveAccessCount = 0
+        var savedSessions: [ManagedSession] = []
+        var waiters = WaiterList<State>()
+    }
+
+    private let state: ConcurrencySafeContainer<State>
+    private let exclusive = ConcurrencySafeContainer(())
+
+    /// Creates a store holding `session`.
+    ///
+    /// - Parameter session: The stored session, if any.
+    public init(session: ManagedSession? = nil) {
+        state = ConcurrencySafeContainer(State(session: session))
+    }
+
+    // MARK: - Scripted failures
+
+    /// While `true`, every call throws `SessionStoreError.unavailable`, as a Keychain
+    /// does while the device is locked. The stored session is kept.
+    public var isUnavailable: Bool {
+        get { state.withLock { $0.isUnavailable } }
+        set { state.withLock { $0.isUnavailable = newValue } }
+    }
+
+    /// While `true`, ``save(_:)`` and ``remove()`` throw `.io` (`EIO`) and change nothing.
+    public var failsWrites: Bool {
+        get { state.withLock { $0.failsWrites } }
+        set { state.withLock { $0.failsWrites = newValue } }
+    }
+
+    /// The next ``load()`` throws `SessionStoreError.corrupt` and forgets
+    /// the stored session, as a file store sets corrupt bytes aside.
+    public func corruptNextLoad() {
+        state.withLock { $0.corruptsNextLoad = true }
+    }
+
+    // MARK: - SessionStore
+
+    /// The stored session, or the scripted failure. Counted.
+    public func load() throws(SessionStoreError) -> ManagedSession? {
+        let result = state.mutateAndNotify { state -> Result<ManagedSession?, SessionStoreError> in
+            state.loadCount += 1
+            if state.isUnavailable { return .failure(.unavailable(reason: "the mock store is unavailable")) }
+            if state.corruptsNextLoad {
+                state.corruptsNextLoad = false
+                state.session = nil
+                return .failure(
+                    .corrupt(reason: "the mock store was told to be corrupt", setAsideAt: "mock-store.corrupt")
+                )
+            }
+            return .success(state.session)
+        }
+        return try result.get()
+    }
+
+    /// Stores `session`, or throws the scripted failure. Counted; every stored session is kept in
+    /// ``savedSessions``.
+    ///
+    /// - Parameter session: The session to keep.
+    public func save(_ session: ManagedSession) throws(SessionStoreError) {
+        let result = state.mutateAndNotify { state -> Result<Void, SessionStoreError> in
+            state.saveCount += 1
+            if state.isUnavailable { return .failure(.unavailable(reason: "the mock store is unavailable")) }
+            if state.failsWrites { return .failure(.io(operation: "write", path: "mock-store", code: EIO)) }
+            state.session = session
+            state.savedSessions.append(session)
+            return .success(())
+        }
+        try result.get()
+    }
+
+    /// Forgets the stored session, or throws the scripted failure. Counted.
+    public func remove() throws(SessionStoreError) {
+        let result = state.mutateAndNotify { state -> Result<Void, SessionStoreError> in
+            state.removeCount += 1
+            if state.isUnavailable { return .failure(.unavailable(reason: "the mock store is unavailable")) }
+            if state.failsWrites { return .failure(.io(operation: "unlink", path: "mock-store", code: EIO)) }
+            state.session = nil
+            return .success(())
+        }
+        try result.get()
+    }
+
+    /// Runs `body` while no other caller of this method runs its own. Counted. Not re-entrant.
+    ///
+    /// - Parameter body: The read-modify-write.
+    /// - Returns: What `body` returns.
+    /// - Throws: `.unavailable` while unavailable, or what `body` throws.
+    public func withExclusiveAccess<Result>(_ body: () throws -> Result) throws -> Result {
+        let isUnavailable = state.mutateAndNotify { state in
+            state.exclusiveAccessCount += 1
+            return state.isUnavailable
+        }
+        if isUnavailable { throw SessionStoreError.unavailable(reason: "the mock store is unavailable") }
+        return try exclusive.withLock { _ in try body() }
+    }
+
+    // MARK: - History
+
+    /// The stored session, read without counting a load or failing.
+    public var storedSession: ManagedSession? {
+        state.withLock { $0.session }
+    }
+
+    /// Every session saved, in order.
+    public var savedSessions: [ManagedSession] {
+        state.withLock { $0.savedSessions }
+    }
+
+    /// How many times ``load()`` was called.
+    public var loadCount: Int { state.withLock { $0.loadCount } }
+
+    /// How many times ``save(_:)`` was called (failed calls included).
+    public var saveCount: Int { state.withLock { $0.saveCount } }
+
+    /// How many times ``remove()`` was called (failed calls included).
+    public var removeCount: Int { state.withLock { $0.removeCount } }
+
+    /// How many times ``withExclusiveAccess(_:)`` was called.
+    public var exclusiveAccessCount: Int { state.withLock { $0.exclusiveAccessCount } }
+
+    /// Returns once ``saveCount`` reaches `count`.
+    ///
+    /// - Parameters:
+    ///   - count: The number of save calls to wait for.
+    ///   - timeout: A safety net in seconds, not a way to wait.
+    /// - Throws: ``MockTimeoutError`` if they do not happen in time.
+    public func waitForSaveCount(_ count: Int, timeout: TimeInterval = 10) async throws {
+        try await state.wait(timeout: timeout, for: "\(count) saves") { $0.saveCount >= count }
+    }
+
+    /// Forgets the counts and the saved sessions; keeps the stored session and the failures.
+    public func reset() {
+        state.withLock { state in
+            state.loadCount = 0
+            state.saveCount = 0
+            state.removeCount = 0
+            state.exclusiveAccessCount = 0
+            state.savedSessions = []
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import AuthSessionInterface
+import Foundation
+
+/// The user of a ``ManagedSession``: a stable subject and the profile fields a server sends.
+///
+/// Profile fields some providers send only once (Sign in with Apple sends the name and the email
+/// on the first sign-in only) are kept here so that a later sign-in can merge them instead of
+/// losing them. Equality and hashing use every field.
+///
+/// All operations are thread-safe.
+public struct ManagedUser: AuthSessionUserProtocol, Codable, CustomStringConvertible {
+
+    /// The stable subject (OpenID Connect `sub`): the ``identifier``.
+    public var identifier: String
+
+    /// The display name, if the server sent one.
+    public var name: String?
+
+    /// The email address, if the server sent one.
+    public var email: String?
+
+    /// Any other profile claims, by name.
+    public var profile: [String: String]
+
+    /// Creates a user.
+    ///
+    /// - Parameters:
+    ///   - identifier: The stable subject.
+    ///   - name: The display name.
+    ///   - email: The email address.
+    ///   - profile: Other profile claims.
+    public init(identifier: String, name: String? = nil, email: String? = nil, profile: [String: String] = [:]) {
+        self.identifier = identifier
+        self.name = name
+        self.email = email
+        self.profile = profile
+    }
+
+    /// `ManagedUser(<identifier>)`: profile fields are personal data, so they are left out.
+    public var description: String { "ManagedUser(\(identifier))" }
+
+    private enum CodingKeys: String, CodingKey {
+        case identifier = "subject"
+        case name
+        case email
+        case profile
+    }
+
+    /// Decodes a user; a missing `profile` is empty.
+    ///
+    /// - Parameter decoder: The decoder.
+    /// - Throws: `DecodingError` for a missing subject or a mistyped field.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        identifier = try container.decode(String.self, forKey: .identifier)
+        name = try container.decodeIfPresent(String.self, forKey: .name)
+        email = try container.decodeIfPresent(String.self, forKey: .email)
+        profile = try container.decodeIfPresent([String: String].self, forKey: .profile) ?? [:]
+    }
+}
+
+/// A session as the session manager keeps it: the tokens a server issued, when they expire, the
+/// user, and the biometric setting.
+///
+/// Conforms to `AuthSessionProtocol`, so a handle drives it directly. Its `description`,
+/// `debugDescription` and `dump` never show a token, and neither does any error about it.
+///
+/// All operations are thread-safe.
+public struct ManagedSession: AuthSessionProtocol, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
+
+    /// The bearer token API calls send.
+    public var accessToken: String
+
+    /// The token that obtains a new access token, if the server issued one. Rotating servers
+    /// issue a new one with every refresh and accept each only once.
+    public var refreshToken: String?
+
+    /// The OpenID Connect ID token, if the server issued one.
+    public var idToken: String?
+
+    /// The token type, `Bearer` for OAuth 2.0 bearer tokens.
+    public var tokenType: String
+
+    /// The granted scope, space-separated, if the server said.
+    public var scope: String?
+
+    /// When the access token expires, in seconds since 1970.
+    public var expiresAt: TimeInterval
+
+    /// When the tokens were issued, in seconds since 1970.
+    public var issuedAt: TimeInterval
+
+    /// The user the session belongs to.
+    public var user: ManagedUser
+
+    /// Whether the user chose to gate the session behind biometrics.
+    public var isBiometricAuthenticationEnabled: Bool
+
+    /// Creates a session.
+    ///
+    /// - Parameters:
+    ///   - accessToken: The bearer token.
+    ///   - refreshToken: The refresh token, if any.
+    ///   - idToken: The ID token, if any.
+    ///   - tokenType: The token type; `Bearer` by default.
+    ///   - scope: The granted scope, if known.
+    ///   - expiresAt: When the access token expires, in seconds since 1970.
+    ///   - issuedAt: When the tokens were issued, in seconds since 1970.
+    ///   - user: The user.
+    ///   - isBiometricAuthenticationEnabled: The biometric setting.
+    public init(
+        accessToken: String,
+        refreshToken: String? = nil,
+        idToken: String? = nil,
+        tokenType: String = "Bearer",
+        scope: String? = nil,
+        expiresAt: TimeInterval,
+        issuedAt: TimeInterval,
+        user: ManagedUser,
+        isBiometricAuthenticationEnabled: Bool = false
+    ) {
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.idToken = idToken
+        self.tokenType = tokenType
+        self.scope = scope
+        self.expiresAt = expiresAt
+        self.issuedAt = issuedAt
+        self.user = user
+        self.isBiometricAuthenticationEnabled = isBiometricAuthenticationEnabled
+    }
+
+    /// The user, the expiry and which tokens are present; never a token.
+    public var description: String {
+        let tokens = ["access"] + (refreshToken == nil ? [] : ["refresh"]) + (idToken == nil ? [] : ["id"])
+        return
+            "ManagedSession(user: \(user.identifier), expiresAt: \(expiresAt), tokens: \(tokens.joined(separator: "+")))"
+    }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+
+    /// A mirror without any token, so `dump` and debuggers never show one.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "user": user.identifier,
+                "tokenType": tokenType,
+                "scope": scope as Any,
+                "expiresAt": expiresAt,
+                "issuedAt": issuedAt,
+                "hasRefreshToken": refreshToken != nil,
+                "hasIDToken": idToken != nil,
+                "isBiometricAuthenticationEnabled": isBiometricAuthenticationEnabled,
+                "accessToken": SecretRedactor.placeholder,
+            ],
+            displayStyle: .struct
+        )
+    }
+}

@@ -1,0 +1,262 @@
+import AuthSession
+import Foundation
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A ``SessionStore`` in one file, as careful with it as ssh is with its keys.
+///
+/// ```swift
+/// let store = try FileSessionStore(applicationName: "com.example.cli")
+/// if let session = try store.load() {
+///     print("restored \(session.user.identifier)")
+/// }
+/// ```
+///
+/// - **Where**: `$XDG_DATA_HOME/<application>/session.json` (or
+///   `~/.local/share/<application>/session.json`) on Linux, Application Support on Apple
+///   platforms; ``init(directory:fileName:synchronizesWrites:)`` chooses another folder.
+/// - **Who can read it**: the file is created with mode 0600 in a folder of mode 0700 (created if
+///   missing). A file or folder that other users can read or write, that belongs to another
+///   user, or that is a symbolic link is refused with a ``SessionStoreError``, never used.
+/// - **Crashes**: a save writes a new file beside the old one, `fsync`s it, renames it over the
+///   old one and `fsync`s the folder: a process killed at any moment leaves the old session or
+///   the new one, never a mix and never nothing.
+/// - **Other processes**: ``withExclusiveAccess(_:)`` takes an advisory `flock` on a sibling
+///   lock file (`session.json.lock`), so processes sharing the file take turns.
+/// - **Corrupt data**: bytes that are not a session are moved aside to
+///   `session.json.corrupt-<date>-<random>` (kept, for inspection), and reported as
+///   ``SessionStoreError/corrupt(reason:setAsideAt:)``; a file written by a newer version of the
+///   package is left in place.
+/// - **Limits**: a stored file larger than 1 MiB is corrupt (a session is a few kilobytes).
+///
+/// All operations are thread-safe.
+public final class FileSessionStore: SessionStore {
+
+    /// The largest file read as a session.
+    public static let maximumFileSize = 1 << 20
+
+    /// The folder that holds the file.
+    public let directory: URL
+
+    /// The session file.
+    public let fileURL: URL
+
+    /// Whether each write is made durable with `fsync` (of the file, then of the folder) before
+    /// it is reported done. `true` unless a caller trades durability for speed (a cache, a
+    /// benchmark).
+    public let synchronizesWrites: Bool
+
+    private let path: String
+    private let directoryPath: String
+    private let lockPath: String
+
+    /// The lock file, opened on first exclusive access and kept open; held by the in-process
+    /// lock for the whole of each exclusive access.
+    private let exclusive = ConcurrencySafeContainer<Int32?>(nil)
+    private let temporaryCounter = ConcurrencySafeContainer<UInt64>(0)
+
+    /// Creates a store for the file `fileName` in `directory`. Nothing is created or read yet.
+    ///
+    /// - Parameters:
+    ///   - directory: The folder; created with mode 0700 on the first save if missing.
+    ///   - fileName: The file's name.
+    ///   - synchronizesWrites: Whether writes are made durable with `fsync`; keep the default.
+    public init(directory: URL, fileName: String = "session.json", synchronizesWrites: Bool = true) {
+        self.directory = directory.standardizedFileURL
+        self.fileURL = self.directory.appendingPathComponent(fileName, isDirectory: false)
+        self.synchronizesWrites = synchronizesWrites
+        path = fileURL.path
+        directoryPath = self.directory.path
+        lockPath = path + ".lock"
+    }
+
+    /// Creates a store in the platform's default data folder for `applicationName`.
+    ///
+    /// - Parameter applicationName: A folder name for the application, such as a reverse-DNS
+    ///   identifier.
+    /// - Throws: ``SessionStoreError/unavailable(reason:)`` if no data folder can be found.
+    public convenience init(applicationName: String) throws(SessionStoreError) {
+        self.init(directory: try Self.defaultDirectory(applicationName: applicationName))
+    }
+
+    /// The folder a store for `applicationName` uses by default: under `$XDG_DATA_HOME` (or
+    /// `~/.local/share`) on Linux, under Application Support on Apple platforms.
+    ///
+    /// - Parameter applicationName: The application's folder name.
+    /// - Returns: The folder.
+    /// - Throws: ``SessionStoreError/unavailable(reason:)`` if there is no home folder to use.
+    public static func defaultDirectory(applicationName: String) throws(SessionStoreError) -> URL {
+        #if canImport(Darwin)
+        guard let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+        else { throw .unavailable(reason: "no Application Support folder") }
+        return support.appendingPathComponent(applicationName, isDirectory: true)
+        #else
+        let environment = ProcessInfo.processInfo.environment
+        if let dataHome = environment["XDG_DATA_HOME"], dataHome.hasPrefix("/") {
+            return URL(fileURLWithPath: dataHome, isDirectory: true).appendingPathComponent(applicationName)
+        }
+        guard let home = environment["HOME"], home.hasPrefix("/") else {
+            throw .unavailable(reason: "neither XDG_DATA_HOME nor HOME is set")
+        }
+        return URL(fileURLWithPath: home, isDirectory: true)
+            .appendingPathComponent(".local/share/\(applicationName)", isDirectory: true)
+        #endif
+    }
+
+    // MARK: - SessionStore
+
+    /// Reads the session file.
+    ///
+    /// - Returns: The session, or `nil` if the folder or the file does not exist.
+    /// - Throws: ``SessionStoreError``: `.corrupt` (the bytes were moved aside), or, with the
+    ///   file left as it is, `.unsupportedFormatVersion`, `.symbolicLink`, `.insecurePermissions`,
+    ///   `.foreignOwner`, `.notARegularFile` or `.io`.
+    public func load() throws(SessionStoreError) -> ManagedSession? {
+        guard let folder = try FileSystem.status(of: directoryPath) else { return nil }
+        try FileSystem.checkPrivate(folder, at: directoryPath, isDirectory: true)
+        let descriptor: Int32
+        do {
+            descriptor = try FileSystem.openFile(path, O_RDONLY | O_NONBLOCK)
+        } catch .io(_, _, let code) where code == ENOENT {
+            return nil
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .io(operation: "fstat", path: path, code: errno) }
+        try FileSystem.checkPrivate(info, at: path, isDirectory: false)
+        let data = try FileSystem.readAll(descriptor, limit: Self.maximumFileSize, path: path)
+        let decoded =
+            data.count > Self.maximumFileSize
+            ? .corrupt("larger than \(Self.maximumFileSize) bytes") : SessionFormat.decode(data)
+        switch decoded {
+        case .session(let session):
+            return session
+        case .unsupportedVersion(let version):
+            throw .unsupportedFormatVersion(found: version, newestSupported: SessionFormat.currentVersion)
+        case .corrupt(let reason):
+            throw .corrupt(reason: reason, setAsideAt: setAside(file: info))
+        }
+    }
+
+    /// Writes `session` to a new file beside the session file, makes it durable, and renames it
+    /// over the session file.
+    ///
+    /// - Parameter session: The session to keep.
+    /// - Throws: ``SessionStoreError``; the stored file is unchanged. A session file that is a
+    ///   symbolic link, belongs to another user or has group or world permissions is refused,
+    ///   not replaced.
+    public func save(_ session: ManagedSession) throws(SessionStoreError) {
+        try FileSystem.ensurePrivateDirectory(directoryPath)
+        if let existing = try FileSystem.status(of: path) {
+            try FileSystem.checkPrivate(existing, at: path, isDirectory: false)
+        }
+        let temporary = temporaryPath()
+        let descriptor = try FileSystem.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        do {
+            try FileSystem.writeAll(SessionFormat.encode(session), to: descriptor, path: temporary)
+            if synchronizesWrites {
+                try FileSystem.synchronize(descriptor, path: temporary)
+            }
+            close(descriptor)
+            try FileSystem.renameItem(temporary, to: path)
+        } catch {
+            close(descriptor)
+            try? FileSystem.unlinkIfPresent(temporary)
+            throw error
+        }
+        if synchronizesWrites {
+            try FileSystem.synchronizeDirectory(directoryPath)
+        }
+    }
+
+    /// Deletes the session file.
+    ///
+    /// - Throws: ``SessionStoreError``; a session file that is a symbolic link or not ours is
+    ///   refused, not deleted.
+    public func remove() throws(SessionStoreError) {
+        guard let folder = try FileSystem.status(of: directoryPath) else { return }
+        try FileSystem.checkPrivate(folder, at: directoryPath, isDirectory: true)
+        guard let existing = try FileSystem.status(of: path) else { return }
+        try FileSystem.checkPrivate(existing, at: path, isDirectory: false)
+        try FileSystem.unlinkIfPresent(path)
+        if synchronizesWrites {
+            try FileSystem.synchronizeDirectory(directoryPath)
+        }
+    }
+
+    /// Runs `body` holding this store's lock in this process and an exclusive `flock` on the
+    /// sibling lock file, so no other thread or process sharing the file runs its own at the same
+    /// time. Blocks the calling thread while another holds it.
+    ///
+    /// - Parameter body: The read-modify-write; it may call ``load()``, ``save(_:)`` and
+    ///   ``remove()``, not this method.
+    /// - Returns: What `body` returns.
+    /// - Throws: ``SessionStoreError`` if the lock file cannot be opened or locked (it is refused
+    ///   like the session file if it is a link or not private), or what `body` throws.
+    public func withExclusiveAccess<Result>(_ body: () throws -> Result) throws -> Result {
+        try exclusive.withLock { descriptor in
+            if descriptor == nil {
+                descriptor = try openLockFile()
+            }
+            let lockFile = descriptor!
+            try FileSystem.lock(lockFile, LOCK_EX, path: lockPath)
+            defer { try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath) }
+            return try body()
+        }
+    }
+
+    deinit {
+        if let descriptor = exclusive.withLock({ $0 }) {
+            close(descriptor)
+        }
+    }
+
+    // MARK: - Helpers
+
+    private func openLockFile() throws(SessionStoreError) -> Int32 {
+        try FileSystem.ensurePrivateDirectory(directoryPath)
+        let descriptor = try FileSystem.openFile(lockPath, O_RDWR | O_CREAT, mode: 0o600)
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw .io(operation: "fstat", path: lockPath, code: code)
+        }
+        do {
+            try FileSystem.checkPrivate(info, at: lockPath, isDirectory: false)
+        } catch {
+            close(descriptor)
+            throw error
+        }
+        return descriptor
+    }
+
+    /// A name for a new file beside the session file, unique to this process and call.
+    private func temporaryPath() -> String {
+        let count = temporaryCounter.withLock { counter in
+            counter &+= 1
+            return counter
+        }
+        return
+            "\(directoryPath)/.\(fileURL.lastPathComponent).tmp-\(getpid())-\(count)-\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    /// Moves the corrupt file aside, if the file at the session path is still the one that was
+    /// read (another process may have saved a good one meanwhile); returns where it went.
+    private func setAside(file: stat) -> String? {
+        guard let current = try? FileSystem.status(of: path), current.st_dev == file.st_dev,
+            current.st_ino == file.st_ino
+        else { return nil }
+        let stamp = Int(Date().timeIntervalSince1970)
+        let destination = "\(path).corrupt-\(stamp)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+        guard (try? FileSystem.renameItem(path, to: destination)) != nil else { return nil }
+        try? FileSystem.synchronizeDirectory(directoryPath)
+        return destination
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Thin wrappers over the POSIX calls the file store makes, each with explicit `O_` flags and a
+/// typed error. Paths are plain strings: nothing here resolves or follows a symbolic link.
+enum FileSystem {
+
+    /// The user this process runs as.
+    static var currentUser: UInt32 { UInt32(getuid()) }
+
+    /// `lstat` of `path`, or `nil` if nothing is there. Never follows a symbolic link.
+    static func status(of path: String) throws(SessionStoreError) -> stat? {
+        var info = stat()
+        if lstat(path, &info) == 0 { return info }
+        let code = errno
+        if code == ENOENT { return nil }
+        throw .io(operation: "lstat", path: path, code: code)
+    }
+
+    /// Checks that what is at `path` is ours alone: not a symbolic link, of the expected kind,
+    /// owned by this user, and without group or world permissions.
+    static func checkPrivate(_ info: stat, at path: String, isDirectory: Bool) throws(SessionStoreError) {
+        let kind = info.st_mode & S_IFMT
+        if kind == S_IFLNK { throw .symbolicLink(path: path) }
+        if kind != (isDirectory ? S_IFDIR : S_IFREG) { throw .notARegularFile(path: path) }
+        if UInt32(info.st_uid) != currentUser { throw .foreignOwner(path: path, owner: UInt32(info.st_uid)) }
+        if info.st_mode & 0o077 != 0 { throw .insecurePermissions(path: path, mode: UInt32(info.st_mode)) }
+    }
+
+    /// Creates `path` and any missing parent folder with mode 0700, then checks that the folder
+    /// itself is private. Existing parents are left as they are.
+    static func ensurePrivateDirectory(_ path: String) throws(SessionStoreError) {
+        if let info = try status(of: path) {
+            try checkPrivate(info, at: path, isDirectory: true)
+            return
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != path, try status(of: parent) == nil {
+            try ensurePrivateDirectory(parent)
+        }
+        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw .io(operation: "mkdir", path: path, code: errno)
+        }
+        guard let info = try status(of: path) else { throw .io(operation: "mkdir", path: path, code: ENOENT) }
+        try checkPrivate(info, at: path, isDirectory: true)
+    }
+
+    /// Opens `path` with `flags` plus `O_NOFOLLOW | O_CLOEXEC`, retrying on `EINTR`.
+    static func openFile(_ path: String, _ flags: Int32, mode: mode_t = 0o600) throws(SessionStoreError) -> Int32 {
+        while true {
+            let descriptor = open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+            if descriptor >= 0 { return descriptor }
+            let code = errno
+            if code == EINTR { continue }
+            if code == ELOOP { throw .symbolicLink(path: path) }
+            throw .io(operation: "open", path: path, code: code)
+        }
+    }
+
+    /// Reads from `descriptor` until end of file, or until more than `limit` bytes were read.
+    static func readAll(_ descriptor: Int32, limit: Int, path: String) throws(SessionStoreError) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while data.count <= limit {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count == 0 { break }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .io(operation: "read", path: path, code: errno)
+            }
+            data.append(contentsOf: buffer[0..<count])
+        }
+        return data
+    }
+
+    /// Writes all of `data` to `descriptor`.
+    static func writeAll(_ data: Data, to descriptor: Int32, path: String) throws(SessionStoreError) {
+        var offset = 0
+        while offset < data.count {
+            let written = data.withUnsafeBytes { bytes in
+                write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw .io(operation: "write", path: path, code: errno)
+            }
+            offset += written
+        }
+    }
+
+    /// `fsync`, retrying on `EINTR`.
+    static func synchronize(_ descriptor: Int32, path: String) throws(SessionStoreError) {
+        while fsync(descriptor) != 0 {
+            if errno == EINTR { continue }
+            throw .io(operation: "fsync", path: path, code: errno)
+        }
+    }
+
+    /// Makes the entries of folder `path` durable (a rename or an unlink in it).
+    static func synchronizeDirectory(_ path: String) throws(SessionStoreError) {
+        let descriptor = try openFile(path, O_RDONLY | O_DIRECTORY)
+        defer { close(descriptor) }
+        try synchronize(descriptor, path: path)
+    }
+
+    /// `rename`, which replaces `destination` atomically and never follows a link at either name.
+    static func renameItem(_ source: String, to destination: String) throws(SessionStoreError) {
+        if rename(source, destination) != 0 {
+            throw .io(operation: "rename", path: destination, code: errno)
+        }
+    }
+
+    /// `unlink`; nothing there is not an error.
+    static func unlinkIfPresent(_ path: String) throws(SessionStoreError) {
+        if unlink(path) != 0 && errno != ENOENT {
+            throw .io(operation: "unlink", path: path, code: errno)
+        }
+    }
+
+    /// Takes or releases an advisory lock on `descriptor` (`LOCK_EX` or `LOCK_UN`), waiting if
+    /// another process holds it.
+    static func lock(_ descriptor: Int32, _ operation: Int32, path: String) throws(SessionStoreError) {
+        while flock(descriptor, operation) != 0 {
+            if errno == EINTR { continue }
+            throw .io(operation: "flock", path: path, code: errno)
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+
+/// The stored form of a ``ManagedSession``: versioned JSON, so that a file written by one version
+/// of the package loads in every later one.
+///
+/// ```json
+/// {
+///   "format": "AuthSessionKit.session",
+///   "version": 1,
+///   "session": {
+///     "access_token": "…", "refresh_token": "…", "id_token": "…", "token_type": "Bearer",
+///     "scope": "openid profile", "expires_at": 1800003600, "issued_at": 1800000000,
+///     "user": { "subject": "…", "name": "…", "email": "…", "profile": {} },
+///     "biometric_authentication_enabled": false
+///   }
+/// }
+/// ```
+///
+/// A new version adds a decoder for its own layout and keeps the old ones, converting what they
+/// read; every version's layout has a fixture file in the tests.
+enum SessionFormat {
+
+    /// The version this package writes.
+    static let currentVersion = 1
+
+    /// The value of `format`, so that another JSON file is not mistaken for a session.
+    static let formatName = "AuthSessionKit.session"
+
+    /// What decoding stored bytes found.
+    enum Decoded {
+        case session(ManagedSession)
+        /// Written by a newer version; leave it alone.
+        case unsupportedVersion(Int)
+        /// Not a session: the reason names what is wrong, never a value.
+        case corrupt(String)
+    }
+
+    /// The bytes that store `session`, in the current version.
+    static func encode(_ session: ManagedSession) -> Data {
+        let document = DocumentV1(format: formatName, version: currentVersion, session: SessionV1(session))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Encoding a struct of strings, numbers and booleans cannot fail.
+        return (try? encoder.encode(document)) ?? Data()
+    }
+
+    /// Reads stored bytes, in any version this package knows.
+    static func decode(_ data: Data) -> Decoded {
+        guard !data.isEmpty else { return .corrupt("the file is empty") }
+        let header: Header
+        do {
+            header = try JSONDecoder().decode(Header.self, from: data)
+        } catch let error as DecodingError {
+            return .corrupt(reason(error))
+        } catch {
+            return .corrupt("not JSON")
+        }
+        guard header.format == formatName else { return .corrupt("not a session file") }
+        switch header.version {
+        case 1:
+            do {
+                return validated(try JSONDecoder().decode(DocumentV1.self, from: data).session.managedSession)
+            } catch let error as DecodingError {
+                return .corrupt(reason(error))
+            } catch {
+                return .corrupt("not JSON")
+            }
+        case let version where version > currentVersion:
+            return .unsupportedVersion(version)
+        default:
+            return .corrupt("format version \(header.version) does not exist")
+        }
+    }
+
+    /// A decoded session that cannot be used is as good as corrupt.
+    private static func validated(_ session: ManagedSession) -> Decoded {
+        if session.accessToken.isEmpty { return .corrupt("the access token is empty") }
+        if session.user.identifier.isEmpty { return .corrupt("the user's subject is empty") }
+        if !session.expiresAt.isFinite || !session.issuedAt.isFinite { return .corrupt("a date is not a number") }
+        return .session(session)
+    }
+
+    /// What went wrong, by field name and kind; never a value.
+    private static func reason(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context, _ key: (any CodingKey)? = nil) -> String {
+            let keys = context.codingPath + (key.map { [$0] } ?? [])
+            return keys.isEmpty
+                ? "the document"
+                : keys.map { $0.intValue.map(String.init) ?? $0.stringValue }
+                    .joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "missing field \(path(context, key))"
+        case .typeMismatch(_, let context): return "field \(path(context)) has the wrong type"
+        case .valueNotFound(_, let context): return "field \(path(context)) is null"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "not JSON" : "unreadable field \(path(context))"
+        @unknown default: return "unreadable"
+        }
+    }
+
+    // MARK: - Layouts
+
+    /// The fields every version has, read first to choose the layout.
+    private struct Header: Decodable {
+        let format: String
+        let version: Int
+    }
+
+    private struct DocumentV1: Codable {
+        let format: String
+        let version: Int
+        let session: SessionV1
+    }
+
+    private struct SessionV1: Codable {
+        let accessToken: String
+        let refreshToken: String?
+        let idToken: String?
+        let tokenType: String
+        let scope: String?
+        let expiresAt: TimeInterval
+        let issuedAt: TimeInterval
+        let user: ManagedUser
+        let biometricAuthenticationEnabled: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case accessToken = "access_token"
+            case refreshToken = "refresh_token"
+            case idToken = "id_token"
+            case tokenType = "token_type"
+            case scope
+            case expiresAt = "expires_at"
+            case issuedAt = "issued_at"
+            case user
+            case biometricAuthenticationEnabled = "biometric_authentication_enabled"
+        }
+
+        init(_ session: ManagedSession) {
+            accessToken = session.accessToken
+            refreshToken = session.refreshToken
+            idToken = session.idToken
+            tokenType = session.tokenType
+            scope = session.scope
+            expiresAt = session.expiresAt
+            issuedAt = session.issuedAt
+            user = session.user
+            biometricAuthenticationEnabled = session.isBiometricAuthenticationEnabled
+        }
+
+        var managedSession: ManagedSession {
+            ManagedSession(
+                accessToken: accessToken,
+                refreshToken: refreshToken,
+                idToken: idToken,
+                tokenType: tokenType,
+                scope: scope,
+                expiresAt: expiresAt,
+                issuedAt: issuedAt,
+                user: user,
+                isBiometricAuthenticationEnabled: biometricAuthenticationEnabled
+            )
+        }
+    }
+}

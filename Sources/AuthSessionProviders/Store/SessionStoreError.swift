@@ -1,0 +1,82 @@
+import Foundation
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Why a ``SessionStore`` could not do what was asked. No case ever carries a token: reasons name
+/// fields, paths and system errors, never stored values.
+public enum SessionStoreError: Error, Sendable, Hashable {
+
+    /// The storage cannot be used now, for example a device that is locked (the Keychain's
+    /// `errSecInteractionNotAllowed`). Try again later; it says nothing about whether a session
+    /// is stored.
+    case unavailable(reason: String)
+
+    /// The stored bytes are not a session of any known format. They were moved aside to
+    /// `setAsideAt` (kept, for inspection), so the next save starts afresh.
+    case corrupt(reason: String, setAsideAt: String?)
+
+    /// The stored session was written by a newer version of this package, in a format this one
+    /// does not know. It is left as it is.
+    case unsupportedFormatVersion(found: Int, newestSupported: Int)
+
+    /// The file or folder at `path` can be read or written by other users (`mode` has group or
+    /// world bits). Refused rather than used: a session file must be readable by its owner only.
+    case insecurePermissions(path: String, mode: UInt32)
+
+    /// The file or folder at `path` belongs to another user. Refused rather than used.
+    case foreignOwner(path: String, owner: UInt32)
+
+    /// `path` is a symbolic link. The store never follows one.
+    case symbolicLink(path: String)
+
+    /// `path` is neither a regular file nor a folder where one is expected.
+    case notARegularFile(path: String)
+
+    /// A system call failed: `operation` on `path`, with the C `errno` `code`.
+    case io(operation: String, path: String, code: Int32)
+
+    /// A Keychain call failed with `status` (an `OSStatus`).
+    case keychain(operation: String, status: Int32)
+}
+
+extension SessionStoreError: LocalizedError {
+
+    /// A sentence for a log or a support screen.
+    public var errorDescription: String? {
+        switch self {
+        case .unavailable(let reason):
+            "The session storage is not available now: \(reason)."
+        case .corrupt(let reason, let setAsideAt):
+            "The stored session is corrupt (\(reason))"
+                + (setAsideAt.map { "; its bytes were moved to \($0)." } ?? ".")
+        case .unsupportedFormatVersion(let found, let newestSupported):
+            "The stored session uses format version \(found); this version reads up to \(newestSupported)."
+        case .insecurePermissions(let path, let mode):
+            "Refusing \(path): its permissions \(String(mode & 0o7777, radix: 8)) let other users read or write it."
+        case .foreignOwner(let path, let owner):
+            "Refusing \(path): it belongs to user \(owner), not to this process's user."
+        case .symbolicLink(let path):
+            "Refusing \(path): it is a symbolic link, which the session store never follows."
+        case .notARegularFile(let path):
+            "Refusing \(path): it is not a regular file or folder."
+        case .io(let operation, let path, let code):
+            "\(operation) failed for \(path): \(String(cString: strerror(code))) (errno \(code))."
+        case .keychain(let operation, let status):
+            "\(operation) failed with Keychain status \(status)."
+        }
+    }
+}
+
+extension SessionStoreError: CustomStringConvertible {
+
+    /// The case and its sentence.
+    public var description: String {
+        "SessionStoreError: \(errorDescription ?? "")"
+    }
+}

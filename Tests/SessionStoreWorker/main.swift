@@ -1,0 +1,98 @@
+// A process for the file store's crash and cross-process tests. Not a product: the tests start
+// it, read what it prints, and kill it.
+//
+//   SessionStoreWorker save-loop <folder>                 saves sessions 1, 2, 3, ... until killed,
+//                                                          printing "writing n" before each save
+//                                                          and "saved n" after it
+//   SessionStoreWorker increment <folder> <count>         <count> exclusive read-modify-write
+//                                                          increments of the stored counter
+//   SessionStoreWorker save <folder> <n>                  one save of session n
+//   SessionStoreWorker load <folder>                      prints the loaded counter, "none", or
+//                                                          the error
+//   SessionStoreWorker as-user <uid> <gid> <command ...>  drops to that user first (the tests run
+//                                                          as root on CI, where permissions do
+//                                                          not bind)
+
+import AuthSessionProviders
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Session number `n`: its counter in the profile, its tokens padded to a realistic size.
+func session(_ n: Int) -> ManagedSession {
+    let padding = String(repeating: "x", count: 900)
+    return ManagedSession(
+        accessToken: "access-\(n)-\(padding)",
+        refreshToken: "refresh-\(n)-\(padding)",
+        idToken: "id-\(n)",
+        scope: "openid profile",
+        expiresAt: 1_800_003_600,
+        issuedAt: 1_800_000_000,
+        user: ManagedUser(identifier: "worker", name: "Worker", profile: ["counter": "\(n)"])
+    )
+}
+
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func counter(of session: ManagedSession?) -> Int {
+    session.flatMap { Int($0.user.profile["counter"] ?? "") } ?? 0
+}
+
+func run(_ arguments: [String]) throws {
+    guard arguments.count >= 2 else { throw CocoaError(.featureUnsupported) }
+    let command = arguments[0]
+    let store = FileSessionStore(directory: URL(fileURLWithPath: arguments[1], isDirectory: true))
+    switch command {
+    case "save-loop":
+        var n = counter(of: try store.load())
+        while true {
+            n += 1
+            say("writing \(n)")
+            try store.save(session(n))
+            say("saved \(n)")
+        }
+    case "increment":
+        let count = Int(arguments[2]) ?? 0
+        for _ in 0..<count {
+            try store.withExclusiveAccess {
+                let current = try store.load()
+                var next = current ?? session(0)
+                next.user.profile["counter"] = "\(counter(of: current) + 1)"
+                try store.save(next)
+            }
+        }
+        say("done")
+    case "save":
+        try store.save(session(Int(arguments[2]) ?? 0))
+        say("saved")
+    case "load":
+        do {
+            say(try store.load().map { "\(counter(of: $0))" } ?? "none")
+        } catch {
+            say("error: \(error)")
+        }
+    default:
+        throw CocoaError(.featureUnsupported)
+    }
+}
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "as-user", arguments.count >= 4, let uid = UInt32(arguments[1]), let gid = UInt32(arguments[2]) {
+    guard setgroups(0, nil) == 0, setgid(gid) == 0, setuid(uid) == 0 else {
+        say("error: cannot drop to user \(uid): errno \(errno)")
+        exit(2)
+    }
+    arguments = Array(arguments.dropFirst(3))
+}
+do {
+    try run(arguments)
+} catch {
+    say("error: \(error)")
+    exit(1)
+}
