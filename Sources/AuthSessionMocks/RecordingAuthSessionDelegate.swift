@@ -15,7 +15,10 @@ import Foundation
 public final class RecordingAuthSessionDelegate: AuthSessionDelegate {
 
     /// One callback as received.
-    public struct Record: Sendable, CustomStringConvertible {
+    ///
+    /// Its `description` and `dump` show the event and the user's identifier, never the session
+    /// itself: an app's own session type may not hide its token.
+    public struct Record: Sendable, CustomStringConvertible, CustomReflectable {
         /// The callback.
         public let event: AuthSessionDelegateEvent
         /// The session passed with it.
@@ -27,6 +30,20 @@ public final class RecordingAuthSessionDelegate: AuthSessionDelegate {
 
         /// The event's description.
         public var description: String { event.description }
+
+        /// The event, the user's identifier, and whether a session and a handle came with it.
+        public var customMirror: Mirror {
+            Mirror(
+                self,
+                children: [
+                    "event": event.description,
+                    "user": user?.identifier as Any,
+                    "hasSession": session != nil,
+                    "hadHandle": hadHandle,
+                ],
+                displayStyle: .struct
+            )
+        }
     }
 
     /// A status change with the package's concrete status type.

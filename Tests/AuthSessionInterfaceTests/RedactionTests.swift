@@ -47,6 +47,12 @@ struct RedactionTests {
         ("bad token 0123456789abcdef0123 for user", "0123456789abcdef0123"),
         ("bad Token: deadbeefdeadbeefdead", "deadbeefdeadbeefdead"),
         (#"{"id_token":"short-but-secret"}"#, "short-but-secret"),
+        // Found by the adversarial review of this redaction:
+        (#"{"password": "correct horse battery staple"}"#, "battery staple"),
+        ("Authorization=Bearer s3cr3tvalue", "s3cr3tvalue"),
+        ("Bearer\ns3cr3tvalue", "s3cr3tvalue"),
+        ("Bearer\u{00A0}s3cr3tvalue", "s3cr3tvalue"),
+        ("Bearer \"s3cr3tvalue\"", "s3cr3tvalue"),
     ]
 
     @Test("realistic shapes never reach a description, a localized description or a dump")
@@ -96,6 +102,33 @@ struct SecretRegistrationTests {
         _ = second
         second = nil
         #expect(SecretRedactor.registeredFormCount == before)
+    }
+
+    @Test(
+        "8. a registered secret is found in any mix of URL, form and JSON encodings, and before a combining mark",
+        arguments: [
+            "GET /x?t=ab.cd%2Fefgh-XY failed",  // RFC 3986
+            "GET /x?t=ab%2ecd%2fefgh%2dXY failed",  // every byte, lower-case hex
+            "GET /x?t=ab%252Ecd%252Fefgh-XY failed",  // encoded twice
+            #"{"t":"ab.cd\/efgh-XY"}"#,  // JSON escapes
+            #"{"t":"ab.cd\u002fefgh-XY"}"#,
+            "got ab.cd/efgh-XY\u{0301} back",  // a combining mark after it
+        ]
+    )
+    func registeredSecretEncodings(text: String) {
+        let registration = SecretRedactor.register("ab.cd/efgh-XY")
+        defer { registration.cancel() }
+        let redacted = SecretRedactor.redact(text)
+        // "<redacted" without its ">": a combining mark after the secret now marks that ">".
+        #expect(redacted.contains("<redacted"), "\(redacted)")
+        #expect(!redacted.contains("efgh"), "\(redacted)")
+    }
+
+    @Test("8. a registered passphrase is found in form encoding")
+    func registeredPassphraseInForm() {
+        let registration = SecretRedactor.register("correct horse battery")
+        defer { registration.cancel() }
+        #expect(SecretRedactor.redact("rejected value correct+horse+battery") == "rejected value <redacted>")
     }
 
     @Test("8. secrets too short to be credentials are not registered")

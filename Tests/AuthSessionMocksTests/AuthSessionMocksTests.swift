@@ -295,6 +295,22 @@ struct RecordingDelegateTests {
         #expect(released == nil, "the wait's timer still holds the recorded session")
     }
 
+    @Test("a dump of the recorder's records never shows a token, even of an app's own session type")
+    func recordsHideSessions() {
+        struct AppSession: AuthSessionProtocol {
+            let accessToken: String
+            let expiresAt: TimeInterval
+            let user: MockUser
+        }
+        let recorder = RecordingAuthSessionDelegate()
+        let session = AppSession(accessToken: "tok_live_0123456789abcdef", expiresAt: 0, user: MockUser())
+        recorder.authentication(nil, didLoginWith: session.user, for: session)
+        var dumped = ""
+        dump(recorder.records, to: &dumped)
+        #expect(!dumped.contains("tok_live"), "\(dumped)")
+        #expect(dumped.contains("mock-user") && dumped.contains("login"))
+    }
+
     @Test("the kit's default token looks like a real one, so no rendering of an error leaks it")
     func defaultTokenIsRedacted() {
         let token = MockSession(expiresAt: 0).accessToken

@@ -12,7 +12,12 @@ import AuthSessionInterface
 /// platforms, and a hand-resolved prompt in `AuthSessionMocks` for tests. Conform your own type
 /// to gate the session another way (a PIN pad, a hardware key).
 ///
-/// Conformers must be thread-safe.
+/// Conformers must be thread-safe, and must honour task cancellation: when the handle abandons a
+/// prompt (its session signed out, or a user signed in), it cancels the task that called
+/// ``authenticate(reason:)``, and the prompt should go away at once and throw
+/// `BiometricAuthenticationError.canceledBySystem`. A prompt that ignores cancellation stays on
+/// screen until answered, its answer is ignored, and a decision that needs a new prompt waits for
+/// it to end.
 public protocol BiometricAuthenticator: Sendable {
 
     /// Presents the prompt and waits until it is dismissed.

@@ -16,9 +16,11 @@ import Foundation
 /// `AuthSessionProviderProtocol.initializeSessionProvider(for:)` and
 /// reacts to what the provider publishes through it: a launch fetch runs local validation (expiry
 /// check, biometric prompt); refreshes and failed fetches re-evaluate the session; sign-in and
-/// sign-out events move the status directly. Each time the app becomes active after the first,
-/// the session is revalidated, unless a biometric prompt is on screen or manual authentication is
-/// required.
+/// sign-out events move the status directly. Each time the app becomes active the session is
+/// revalidated, except for the first activation (which only arms revalidation; without an app
+/// lifecycle the launch counts as that one), the first after a prompt (the prompt's own
+/// dismissal, with an app lifecycle), and while a prompt is in progress or manual
+/// authentication is required.
 ///
 /// Guarantees beyond the decision trees of the primary spec:
 /// - inputs (provider events, activations, prompt outcomes, manual requests) are applied one at a
@@ -33,10 +35,11 @@ import Foundation
 ///   them may call back into the handle synchronously.
 ///
 /// All operations are thread-safe. An input is applied by the thread that brings it when no
-/// other thread is applying inputs: then, when `publish`, ``requestManualAuthentication()`` or an
+/// input is being applied: then, when `publish`, ``requestManualAuthentication()`` or an
 /// activation returns, the input has been applied and every observer's callbacks enqueued. When
-/// another thread is applying inputs, that thread applies it, in order, after the ones before it;
-/// ``waitUntilIdle()`` waits for that. Delegate callbacks and stream elements are handed over
+/// an input is being applied, by another thread or by this one (a provider that publishes from
+/// inside a call the handle makes to it), the new input is queued and applied in order, right
+/// after the ones before it; ``waitUntilIdle()`` waits for that. Delegate callbacks and stream elements are handed over
 /// under the handle's lock, in step order; the provider, the authenticator and the delegates
 /// themselves are only ever called with no lock of the handle held.
 public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderProtocol>: AuthSessionHandleProtocol {
@@ -152,8 +155,8 @@ public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderPro
     }
 
     /// Returns once every input the handle had received when it was called has been applied:
-    /// its step run, its callbacks enqueued, and its calls out (a provider sign-out, a prompt
-    /// presented) made.
+    /// its step run, its callbacks enqueued, and its calls out made (a provider sign-out called,
+    /// a prompt's task started; the authenticator may not have been called yet).
     ///
     /// Inputs are provider events, activations, prompt outcomes and manual-authentication
     /// requests. A thread that publishes while another is applying inputs returns before its own

@@ -4,7 +4,10 @@ import AuthSessionInterface
 ///
 /// A new handle starts in ``syncing``. ``validating`` is transient: the handle enters and leaves
 /// it within one step, so observers see it pass by but never find the handle resting in it.
-/// ``biometricAuthentication`` lasts exactly as long as a biometric prompt is on screen.
+/// ``biometricAuthentication`` means a biometric prompt decides the session: one is on screen, or
+/// is about to be (while an abandoned one is taken down). A prompt whose session ended does not
+/// keep it; a `fetchingSession` while a prompt is up moves to ``syncing`` with the prompt still
+/// deciding.
 public enum AuthSessionStatus: Hashable, Sendable, CaseIterable, AuthSessionStatusProtocol, CustomStringConvertible {
 
     /// The session is being fetched or refreshed. The status of a new handle.
@@ -19,7 +22,7 @@ public enum AuthSessionStatus: Hashable, Sendable, CaseIterable, AuthSessionStat
     /// The stored session is being checked (expiry, biometric policy).
     case validating
 
-    /// A biometric prompt is on screen and gates the session.
+    /// A biometric prompt gates the session: on screen, or about to be.
     case biometricAuthentication
 
     /// Whether the status is ``syncing``.

@@ -4,18 +4,20 @@ import Foundation
 /// `debugDescription`, `dump`.
 ///
 /// Two layers, applied in this order:
-/// 1. **Exact**: every secret registered with ``register(_:)`` (and its percent-encoded form) is
-///    replaced wherever it appears. A component that holds live tokens, such as a session
-///    manager, registers them; this is the only layer that is complete.
+/// 1. **Exact**: every secret registered with ``register(_:)`` is replaced wherever it appears,
+///    raw or in any mix of the encodings a URL, a form or JSON gives it (`%XX` in either case,
+///    `%25XX`, `+` for a space, `\/`, `\u00XX`), and matched byte for byte (a combining mark after
+///    it does not hide it). A component that holds live tokens, such as a session manager,
+///    registers them; for those secrets this layer is complete.
 /// 2. **Shapes**: text the package does not write itself (an underlying error's message) is
 ///    scanned for what credentials look like:
-///    - the rest of an `Authorization:`, `Proxy-Authorization:`, `Cookie:` or `Set-Cookie:`
-///      value (up to the end of the line, or of the quoted string);
+///    - the rest of an `Authorization`, `Proxy-Authorization`, `Cookie` or `Set-Cookie` value
+///      (`:` or `=`; up to the end of the line, or of the quoted string);
 ///    - the word after a scheme (`Bearer`, `Basic`, `Digest`, `DPoP`, `Negotiate`), whatever
-///      white space separates them;
+///      white space or quotes separate them;
 ///    - the value of a key that names a secret (`access_token=`, `"refresh_token": "…"`,
-///      `password:`, `sid=`, `sessionid=` …), also when the `=` is percent-encoded (`%3D`,
-///      `%253D`);
+///      `password:`, `sid=`, `sessionid=` …), the whole quoted string when it is quoted, also
+///      when the `=` is percent-encoded (`%3D`, `%253D`);
 ///    - an opaque-looking word right after a word that names a secret (`token 9f86d0…`);
 ///    - JWT-shaped words, any run of 40 or more token characters, and any run of 24 or more that
 ///      mixes letters and digits, except a UUID.
@@ -47,7 +49,7 @@ public enum SecretRedactor {
     ///   ``minimumSecretLength``.
     /// - Returns: The registration; keep it for as long as the secret is live.
     public static func register(_ secret: String) -> SecretRegistration {
-        let forms = secret.count >= minimumSecretLength ? encodedForms(of: secret) : []
+        let forms = secret.count >= minimumSecretLength ? [secret] : []
         registry.withLock { counts in
             for form in forms {
                 counts[form, default: 0] += 1
@@ -65,7 +67,7 @@ public enum SecretRedactor {
         redactingShapes(redactingRegistered(text))
     }
 
-    /// The number of distinct registered forms (a secret and its encodings); for tests.
+    /// The number of distinct registered secrets; for tests.
     static var registeredFormCount: Int {
         registry.withLock { $0.count }
     }
@@ -83,25 +85,16 @@ public enum SecretRedactor {
         }
     }
 
-    private static func encodedForms(of secret: String) -> [String] {
-        var forms = [secret]
-        for allowed in [CharacterSet.alphanumerics, .urlQueryAllowed] {
-            if let encoded = secret.addingPercentEncoding(withAllowedCharacters: allowed), !forms.contains(encoded) {
-                forms.append(encoded)
-            }
-        }
-        return forms
-    }
-
     private static func redactingRegistered(_ text: String) -> String {
-        let forms = registry.withLock { Array($0.keys) }
-        guard !forms.isEmpty else { return text }
-        var result = text
+        let secrets = registry.withLock { Array($0.keys) }
+        guard !secrets.isEmpty else { return text }
+        var bytes = Array(text.utf8)
+        var changed = false
         // Longest first, so that a secret containing another is replaced whole.
-        for form in forms.sorted(by: { $0.count > $1.count }) where result.contains(form) {
-            result = result.replacingOccurrences(of: form, with: placeholder)
+        for secret in secrets.sorted(by: { $0.utf8.count > $1.utf8.count }) {
+            changed = EncodedMatch.replace(Array(secret.utf8), in: &bytes, with: Array(placeholder.utf8)) || changed
         }
-        return result
+        return changed ? String(decoding: bytes, as: UTF8.self) : text
     }
 
     // MARK: - Shapes
@@ -153,23 +146,29 @@ public enum SecretRedactor {
             let rest = text[end...]
             let separator = rest.prefix(while: isSeparator)
 
-            if credentialHeaders.contains(word.lowercased()), separator.contains(":") {
-                // `Authorization: <anything>`: the whole value goes.
+            let isCredentialHeader = credentialHeaders.contains(word.lowercased())
+            if (isCredentialHeader && separator.contains(":"))
+                || (namesSecret(word) && (separator.contains(":") || separator.contains("="))
+                    && isQuote(separator.last))
+            {
+                // `Authorization: <anything>`, `"password": "several words"`: the whole value goes.
                 output += word + separator
-                let valueStart = separator.endIndex
-                let valueEnd = endOfValue(in: text, from: valueStart, quotedBy: separator.last)
-                if valueStart < valueEnd {
-                    output += placeholder
-                }
-                index = valueEnd
+                index = redactValue(in: text, from: separator.endIndex, quotedBy: separator.last, into: &output)
                 next = .keep
                 continue
             }
             if next == .redact || (next == .redactIfOpaque && looksOpaque(word)) || looksSecret(word) {
                 output += placeholder
-                next = credentialSchemes.contains(word.lowercased()) && isWhitespaceRun(separator) ? .redact : .keep
+                next = credentialSchemes.contains(word.lowercased()) && isSchemeSeparator(separator) ? .redact : .keep
             } else if let (key, assignment, value) = keyValue(word), namesSecret(key), !value.isEmpty {
-                output += key + assignment + placeholder
+                output += key + assignment
+                if credentialHeaders.contains(key.lowercased()) {
+                    // `Authorization=Bearer x`: the rest of the value goes too.
+                    index = redactValue(in: text, from: value.startIndex, quotedBy: nil, into: &output)
+                    next = .keep
+                    continue
+                }
+                output += placeholder
                 next = .keep
             } else {
                 output += word
@@ -185,7 +184,7 @@ public enum SecretRedactor {
     private static func expectation(after word: Substring, separator: Substring) -> NextWord {
         guard !separator.isEmpty else { return .keep }
         if credentialSchemes.contains(word.lowercased()) {
-            return isWhitespaceRun(separator) ? .redact : .keep
+            return isSchemeSeparator(separator) ? .redact : .keep
         }
         if word.hasSuffix("=") {
             return namesSecret(word.dropLast()) ? .redact : .keep
@@ -194,8 +193,23 @@ public enum SecretRedactor {
         return separator.contains(":") || separator.contains("=") ? .redact : .redactIfOpaque
     }
 
-    /// The end of a header value starting at `start`: the closing quote if it is quoted, else the
-    /// end of the line.
+    /// Appends the placeholder for the value starting at `start` (if there is one) and returns
+    /// where the value ends.
+    private static func redactValue(
+        in text: String,
+        from start: String.Index,
+        quotedBy quote: Character?,
+        into output: inout String
+    ) -> String.Index {
+        let end = endOfValue(in: text, from: start, quotedBy: quote)
+        if start < end {
+            output += placeholder
+        }
+        return end
+    }
+
+    /// The end of a value starting at `start`: the closing quote if it is quoted, else the end of
+    /// the line.
     private static func endOfValue(
         in text: String,
         from start: String.Index,
@@ -212,13 +226,19 @@ public enum SecretRedactor {
         return character.isLetter || character.isNumber || "-_.~+/=%".contains(character)
     }
 
-    /// Characters that may sit between a key and its value without ending the expectation.
+    /// Characters that may sit between a key and its value without ending the expectation: any
+    /// white space (a new line and a no-break space included), `:` and quotes.
     private static func isSeparator(_ character: Character) -> Bool {
-        character == " " || character == "\t" || character == ":" || character == "\"" || character == "'"
+        character.isWhitespace || character == ":" || isQuote(character)
     }
 
-    private static func isWhitespaceRun(_ text: Substring) -> Bool {
-        !text.isEmpty && text.allSatisfy { $0 == " " || $0 == "\t" }
+    private static func isQuote(_ character: Character?) -> Bool {
+        character == "\"" || character == "'"
+    }
+
+    /// What may separate a scheme from its credential: white space or quotes, nothing else.
+    private static func isSchemeSeparator(_ text: Substring) -> Bool {
+        !text.isEmpty && text.allSatisfy { $0.isWhitespace || isQuote($0) }
     }
 
     private static func looksSecret(_ word: Substring) -> Bool {

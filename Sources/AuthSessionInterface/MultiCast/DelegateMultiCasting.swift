@@ -29,7 +29,7 @@ public protocol DelegateMultiCasting: Sendable {
     /// one was running on another thread, it has finished. Two exceptions keep this from ever
     /// deadlocking: called from inside the delegate's own callback, that callback runs to its
     /// end (the rest of its step is not delivered); called from inside a callback of another
-    /// subscriber, it does not wait for a callback of `delegate` already running on another
-    /// thread. Do not call it while holding a lock that the delegate's callbacks take.
+    /// subscriber (of any broadcaster of this package), it does not wait for a callback of
+    /// `delegate` already running on another thread. Do not call it while holding a lock that the delegate's callbacks take.
     func unsubscribeDelegate(_ delegate: Delegate)
 }

@@ -20,13 +20,19 @@ extension AuthSessionHandleProtocol {
     }
 
     /// A default for conformers that only implement the delegate API: a private delegate on a
-    /// serial queue of its own, seeded with the status read just after it subscribed.
+    /// serial queue of its own.
+    ///
+    /// The status is read just after subscribing and yielded from the delegate's queue unless a
+    /// change made meanwhile already reached the delegate: that change is at least as recent as
+    /// the read, so the sequence never goes back in time. It may then start with that change
+    /// rather than the status before it.
     public func statusUpdates() -> AsyncStream<SessionStatus> {
         let (stream, continuation) = AsyncStream.makeStream(of: SessionStatus.self, bufferingPolicy: .unbounded)
         let listener = StreamingDelegate(statuses: continuation)
         let queue = DispatchQueue(label: "AuthSessionHandleProtocol.statusUpdates")
         subscribeDelegate(listener, receive: queue)
-        queue.async { listener.yield(status: self.sessionStatus) }
+        let status = sessionStatus
+        queue.async { listener.yieldFirst(status: status) }
         continuation.onTermination = { [weak self] _ in self?.unsubscribeDelegate(listener) }
         return stream
     }
@@ -77,6 +83,13 @@ private final class StreamingDelegate<Status: AuthSessionStatusProtocol>: AuthSe
         }
     }
 
+    /// Yields `status` only if nothing was yielded yet: a status read at subscription, which any
+    /// change already delivered supersedes.
+    func yieldFirst(status: any AuthSessionStatusProtocol) {
+        guard lastKind.withLock({ $0 == nil }) else { return }
+        yield(status: status)
+    }
+
     /// Which of the five queries is true, as a number: two statuses of one kind are the same state.
     private static func kind(of status: any AuthSessionStatusProtocol) -> Int {
         [
@@ -84,6 +97,14 @@ private final class StreamingDelegate<Status: AuthSessionStatusProtocol>: AuthSe
             status.isBiometricAuthentication,
         ]
         .firstIndex(of: true) ?? -1
+    }
+
+    func authentication(
+        _ sessionHandle: (any AuthSessionHandleProtocol)?,
+        didStartObservingWith sessionStatus: any AuthSessionStatusProtocol,
+        for session: (any AuthSessionProtocol)?
+    ) {
+        yield(status: sessionStatus)
     }
 
     func authentication(

@@ -51,26 +51,38 @@ enum MainActorDelegateAdapters {
         of handle: some AuthSessionHandleProtocol
     ) -> MainActorDelegateAdapter {
         let key = Key(handle: ObjectIdentifier(handle), delegate: ObjectIdentifier(delegate))
-        let (adapter, released) = table.withLock { table -> (MainActorDelegateAdapter, [MainActorDelegateAdapter]) in
+        // `stands(for:of:)` under the lock is safe: it compares with objects the caller holds.
+        let (adapter, replaced, candidates) = table.withLock {
+            table -> (MainActorDelegateAdapter, MainActorDelegateAdapter?, [MainActorDelegateAdapter]) in
             if let existing = table.adapters[key], existing.stands(for: delegate, of: handle) {
-                return (existing, [])
+                return (existing, nil, [])
             }
             // A pair that died may have left its identifiers to new objects: replace it.
             let adapter = MainActorDelegateAdapter(delegate: delegate, handle: handle)
-            var released: [MainActorDelegateAdapter] =
-                table.adapters.updateValue(adapter, forKey: key).map { [$0] } ?? []
-            if table.adapters.count > table.sweepThreshold {
-                let dead = table.adapters.filter { !$0.value.isAlive }
-                for key in dead.keys {
-                    table.adapters[key] = nil
-                }
-                released += dead.values
-                table.sweepThreshold = max(16, table.adapters.count * 2)
-            }
-            return (adapter, released)
+            let replaced = table.adapters.updateValue(adapter, forKey: key)
+            guard table.adapters.count > table.sweepThreshold else { return (adapter, replaced, []) }
+            table.sweepThreshold = max(16, table.adapters.count * 2)
+            return (adapter, replaced, Array(table.adapters.values))
         }
-        _ = released  // released here, outside the lock
+        _ = replaced  // released here, outside the lock
+        sweep(candidates)
         return adapter
+    }
+
+    /// Drops the adapters whose delegate or handle is gone.
+    ///
+    /// Liveness is checked with no lock held: checking holds the delegate and the handle
+    /// strongly for a moment, and if that was the last reference their `deinit` runs here, and
+    /// may call back into this table.
+    private static func sweep(_ candidates: [MainActorDelegateAdapter]) {
+        let dead = candidates.filter { !$0.isAlive }
+        guard !dead.isEmpty else { return }
+        let removed = table.withLock { table in
+            dead.compactMap { adapter in
+                table.adapters.first { $0.value === adapter }.flatMap { table.adapters.removeValue(forKey: $0.key) }
+            }
+        }
+        _ = removed
     }
 
     /// Removes and returns the adapter for `delegate` on `handle`, if it stands for them.
@@ -123,8 +135,11 @@ final class MainActorDelegateAdapter: AuthSessionDelegate {
         targets.withLock { $0.delegate === delegate && $0.handle === handle }
     }
 
+    /// Whether the delegate and the handle both still exist. Holds them strongly for a moment:
+    /// never call it with a lock held (their last release may run their `deinit`).
     var isAlive: Bool {
-        targets.withLock { $0.delegate != nil && $0.handle != nil }
+        let (delegate, handle) = targets.withLock { ($0.delegate, $0.handle) }
+        return delegate != nil && handle != nil
     }
 
     private func forward(_ callback: @escaping @MainActor @Sendable (any MainActorAuthSessionDelegate) -> Void) {

@@ -24,7 +24,8 @@ where Delegate == any AuthSessionDelegate {
     /// `any AuthSessionStatusProtocol`.
     var sessionStatus: SessionStatus { get }
 
-    /// Whether a biometric prompt is on screen now.
+    /// Whether a biometric prompt the handle started is in progress: on screen, being taken down,
+    /// or about to be presented in place of one being taken down.
     var isBiometricAuthenticationInProcess: Bool { get }
 
     /// Whether automatic validation is paused until the user asks for it: `true` after a failed
@@ -49,8 +50,9 @@ where Delegate == any AuthSessionDelegate {
     /// cancelled or it drops the sequence. The engine's `AuthSessionHandle` gives the exact
     /// chain its delegates see (no gap, no repeat) and finishes the sequence when it is
     /// deallocated. A conformer that does not implement it gets a default built on
-    /// ``DelegateMultiCasting/subscribeDelegate(_:receive:)``: the status read just after subscribing, then each change
-    /// that differs from the last element.
+    /// ``DelegateMultiCasting/subscribeDelegate(_:receive:)``: in order and never repeating a
+    /// status, but a change made while the call subscribes may come first, and the sequence
+    /// does not finish by itself.
     ///
     /// ```swift
     /// for await status in handle.statusUpdates() {
