@@ -94,14 +94,14 @@ struct SecretRegistrationTests {
     @Test("8. two registrations of one secret keep it until both end; deallocation ends one")
     func registrationsAreCounted() {
         let secret = "s3cret-but-ordinary"
-        let before = SecretRedactor.registeredFormCount
+        let before = SecretRedactor.registeredSecretCount
         let first = SecretRedactor.register(secret)
         var second: SecretRegistration? = SecretRedactor.register(secret)
         first.cancel()
         #expect(SecretRedactor.redact("x \(secret) y") == "x <redacted> y")
         _ = second
         second = nil
-        #expect(SecretRedactor.registeredFormCount == before)
+        #expect(SecretRedactor.registeredSecretCount == before)
     }
 
     @Test(

@@ -62,9 +62,7 @@ extension AuthSessionHandle {
             }
             if finish.handsOff {
                 DispatchQueue.global().async {
-                    let (input, readsUser) = self.state.withLock {
-                        ($0.inputs.next(), $0.streams.hasObservationConsumers)
-                    }
+                    let (input, readsUser) = self.state.withLock { $0.nextInput() }
                     if let input {
                         self.applyInputs(startingWith: input, readingUser: readsUser, limit: nil)
                     }
@@ -83,12 +81,8 @@ extension AuthSessionHandle {
         if handsOff && !state.inputs.isEmpty {
             return InputFinish(next: nil, readsUser: false, idle: idle, handsOff: true)
         }
-        return InputFinish(
-            next: state.inputs.next(),
-            readsUser: state.streams.hasObservationConsumers,
-            idle: idle,
-            handsOff: false
-        )
+        let (next, readsUser) = state.nextInput()
+        return InputFinish(next: next, readsUser: readsUser, idle: idle, handsOff: false)
     }
 
     /// Reads what `input` needs of the world. Runs with no lock held: it calls the provider.

@@ -25,8 +25,8 @@ extension AuthSessionHandle {
     /// enqueued, and a callback of it that was running on another thread has finished. Called
     /// from inside `delegate`'s own callback, the rest of that step is not delivered; called from
     /// inside any other callback this package delivers (of any handle), it does not wait for a
-    /// callback of `delegate` running on another thread (which could be waiting for this one). Do not call it while
-    /// holding a lock that `delegate`'s callbacks take.
+    /// callback of `delegate` running on another thread (which could be waiting for this one).
+    /// Do not call it while holding a lock that `delegate`'s callbacks take.
     ///
     /// - Parameter delegate: The observer to remove.
     public func unsubscribeDelegate(_ delegate: any AuthSessionDelegate) {

@@ -187,4 +187,10 @@ struct HandleState {
     var activationObservation: AppActivationObservation?
     /// The task running the latest prompt and applying its outcome.
     var biometricPromptTask: (id: BiometricPromptID, task: Task<Void, Never>)?
+
+    /// The next input to apply (`nil` stops the applying thread), and whether its step reads the
+    /// user for an observation model.
+    mutating func nextInput() -> (input: HandleInput?, readsUser: Bool) {
+        (inputs.next(), streams.hasObservationConsumers)
+    }
 }

@@ -68,7 +68,7 @@ public enum SecretRedactor {
     }
 
     /// The number of distinct registered secrets; for tests.
-    static var registeredFormCount: Int {
+    static var registeredSecretCount: Int {
         registry.withLock { $0.count }
     }
 
