@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "AuthSession", targets: ["AuthSession"]),
         .library(name: "AuthSessionMocks", targets: ["AuthSessionMocks"]),
         .library(name: "AuthSessionProviders", targets: ["AuthSessionProviders"]),
+        .library(name: "AuthSessionOAuth2", targets: ["AuthSessionOAuth2"]),
         .executable(name: "auth-session-demo", targets: ["AuthSessionDemo"]),
         .executable(name: "auth-session-bench", targets: ["AuthSessionBenchmarks"]),
     ],
@@ -57,6 +58,22 @@ let package = Package(
             name: "SessionStoreWorker",
             dependencies: ["AuthSessionProviders"],
             path: "Tests/SessionStoreWorker"
+        ),
+
+        // MARK: OAuth 2.0 / OpenID Connect client
+
+        .target(
+            name: "AuthSessionOAuth2",
+            dependencies: ["AuthSessionProviders", "AuthSession"]
+        ),
+        .testTarget(
+            name: "AuthSessionOAuth2Tests",
+            dependencies: ["AuthSessionOAuth2", "AuthSessionProviders", "AuthSessionMocks", "AuthSession"]
+        ),
+        // Against a real authorization server (`scripts/oauth-test-server`); skipped without one.
+        .testTarget(
+            name: "AuthSessionOAuth2IntegrationTests",
+            dependencies: ["AuthSessionOAuth2", "AuthSessionProviders", "AuthSessionMocks", "AuthSession"]
         ),
 
         // MARK: Test kit

@@ -1,15 +1,52 @@
 import Foundation
 
-/// Tells the current date; the handle asks it for every expiry decision.
+/// Tells the current date, and sleeps until a date; the handle asks it for every expiry
+/// decision, and the session manager schedules refreshes and retry back-offs on it.
 ///
-/// Inject a clock you control (`ManualClock` in `AuthSessionMocks`) to test expiry edges
-/// without waiting.
+/// Inject a clock you control (`ManualClock` in `AuthSessionMocks`) to test expiry edges and
+/// back-offs without waiting in real time.
 ///
 /// Conformers must be thread-safe.
 public protocol AuthSessionClock: Sendable {
 
     /// The current date.
     var now: Date { get }
+
+    /// Suspends the calling task until the clock shows `deadline` or later.
+    ///
+    /// Returns at once when `deadline` is not in the future. A clock that moves only when told
+    /// (a test clock) resumes its sleepers as it moves past their deadlines.
+    ///
+    /// The default implementation sleeps in real time for the interval between ``now`` and
+    /// `deadline`, as measured when it starts.
+    ///
+    /// - Parameter deadline: The date to sleep until.
+    /// - Throws: `CancellationError` if the task is cancelled first.
+    func sleep(until deadline: Date) async throws
+}
+
+extension AuthSessionClock {
+
+    /// Sleeps in real time for the interval between ``now`` and `deadline`.
+    ///
+    /// - Parameter deadline: The date to sleep until.
+    /// - Throws: `CancellationError` if the task is cancelled first.
+    public func sleep(until deadline: Date) async throws {
+        try Task.checkCancellation()
+        let interval = deadline.timeIntervalSince(now)
+        guard interval > 0, interval.isFinite else { return }
+        // Capped so the conversion never overflows; a longer sleep is not a meaningful request.
+        let nanoseconds = UInt64(min(interval, 100 * 365 * 86_400) * 1_000_000_000)
+        try await Task.sleep(nanoseconds: nanoseconds)
+    }
+
+    /// Suspends the calling task for `interval` seconds of this clock's time.
+    ///
+    /// - Parameter interval: Seconds to sleep; zero or less returns at once.
+    /// - Throws: `CancellationError` if the task is cancelled first.
+    public func sleep(for interval: TimeInterval) async throws {
+        try await sleep(until: now.addingTimeInterval(interval))
+    }
 }
 
 /// The system's wall clock: `Date()`.

@@ -1,0 +1,147 @@
+import AuthSessionProviders
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Building requests and reading answers the way every OAuth 2.0 endpoint needs.
+enum HTTPExchange {
+
+    /// Percent-encodes a form value (`application/x-www-form-urlencoded`): everything but the
+    /// unreserved characters is escaped.
+    static func formEncode(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics.intersection(
+            CharacterSet(charactersIn: Unicode.Scalar(0)...Unicode.Scalar(127))
+        )
+        allowed.insert(charactersIn: "-._~")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+
+    /// A form body from ordered pairs.
+    static func formBody(_ pairs: [(String, String)]) -> Data {
+        Data(pairs.map { "\(formEncode($0.0))=\(formEncode($0.1))" }.joined(separator: "&").utf8)
+    }
+
+    /// Refuses plain `http` to anything but loopback unless allowed.
+    static func checkScheme(of url: URL, allowsInsecureHTTP: Bool) throws(RemoteAuthError) {
+        switch url.scheme?.lowercased() {
+        case "https":
+            return
+        case "http":
+            let host = url.host?.lowercased() ?? ""
+            if allowsInsecureHTTP || host == "127.0.0.1" || host == "::1" || host == "[::1]" || host == "localhost" {
+                return
+            }
+            throw RemoteAuthError(.unsupported("plain http to a host other than loopback"))
+        default:
+            throw RemoteAuthError(.unsupported("an endpoint that is not http or https"))
+        }
+    }
+
+    /// A form POST to `url`, authenticated as `client` (Basic header, or fields in the body).
+    static func formPost(
+        to url: URL,
+        fields: [(String, String)],
+        client: OAuth2Client,
+        timeout: TimeInterval
+    ) -> URLRequest {
+        var fields = fields
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+        request.httpMethod = "POST"
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        switch client.authentication {
+        case .none:
+            fields.append(("client_id", client.id))
+        case .clientSecretPost(let secret):
+            fields.append(("client_id", client.id))
+            fields.append(("client_secret", secret))
+        case .clientSecretBasic(let secret):
+            // RFC 6749 §2.3.1: each part form-encoded, then joined and base64-encoded.
+            let credentials = "\(formEncode(client.id)):\(formEncode(secret))"
+            request.setValue(
+                "Basic \(Data(credentials.utf8).base64EncodedString())",
+                forHTTPHeaderField: "Authorization"
+            )
+        }
+        request.httpBody = formBody(fields)
+        return request
+    }
+
+    /// The server's wait request, if it sent a parsable `Retry-After`.
+    static func retryAfter(of response: OAuth2HTTPResponse) -> RetryAfter? {
+        response.header("Retry-After").flatMap(RetryAfter.init(headerValue:))
+    }
+
+    /// Whether the answer says it is JSON (`application/json` or a `+json` type).
+    static func isJSON(_ response: OAuth2HTTPResponse) -> Bool {
+        guard let type = response.header("Content-Type") else { return false }
+        let mediaType = type.split(separator: ";", maxSplits: 1).first.map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        }
+        return mediaType == "application/json" || mediaType?.hasSuffix("+json") == true
+    }
+
+    /// The error an answer that is not a success stands for: the server's OAuth error object
+    /// when it sent one, else the status.
+    static func error(from response: OAuth2HTTPResponse) -> RemoteAuthError {
+        let status = response.statusCode
+        let retryAfter = retryAfter(of: response)
+        if isJSON(response), let object = try? JSONValue.decode(response.body).objectValue,
+            let code = object["error"]?.stringValue
+        {
+            return RemoteAuthError(
+                .server(code: sanitizedCode(code)),
+                statusCode: status,
+                serverDescription: object["error_description"]?.stringValue,
+                retryAfter: retryAfter
+            )
+        }
+        // RFC 6750 §3: a resource server puts its error in the challenge.
+        if let challenge = response.header("WWW-Authenticate"), let code = bearerError(in: challenge) {
+            return RemoteAuthError(.server(code: code), statusCode: status, retryAfter: retryAfter)
+        }
+        return RemoteAuthError(.httpStatus(status), statusCode: status, retryAfter: retryAfter)
+    }
+
+    /// The JSON object of a successful answer; the error it stands for otherwise.
+    ///
+    /// A success that carries an `error` member (some servers answer 200 with an error object)
+    /// is that error.
+    static func jsonObject(from response: OAuth2HTTPResponse) throws(RemoteAuthError) -> [String: JSONValue] {
+        guard (200..<300).contains(response.statusCode) else { throw error(from: response) }
+        guard isJSON(response) else {
+            throw RemoteAuthError(.invalidResponse("content type is not JSON"), statusCode: response.statusCode)
+        }
+        guard let value = try? JSONValue.decode(response.body), let object = value.objectValue else {
+            throw RemoteAuthError(.invalidResponse("body is not a JSON object"), statusCode: response.statusCode)
+        }
+        if let code = object["error"]?.stringValue {
+            throw RemoteAuthError(
+                .server(code: sanitizedCode(code)),
+                statusCode: response.statusCode,
+                serverDescription: object["error_description"]?.stringValue
+            )
+        }
+        return object
+    }
+
+    /// An error code as RFC 6749 allows it (printable ASCII), shortened; anything else is
+    /// replaced, so a hostile code cannot smuggle a token into a description.
+    static func sanitizedCode(_ code: String) -> String {
+        let printable = code.unicodeScalars.allSatisfy {
+            $0.value >= 0x20 && $0.value <= 0x7E && $0 != "\"" && $0 != "\\"
+        }
+        guard printable, !code.isEmpty, code.count <= 64 else { return "invalid_error_code" }
+        return RemoteAuthError.sanitized(code)
+    }
+
+    /// The `error` parameter of a `Bearer` challenge.
+    static func bearerError(in challenge: String) -> String? {
+        guard let range = challenge.range(of: "error=\"") else { return nil }
+        let rest = challenge[range.upperBound...]
+        guard let end = rest.firstIndex(of: "\"") else { return nil }
+        return sanitizedCode(String(rest[..<end]))
+    }
+}

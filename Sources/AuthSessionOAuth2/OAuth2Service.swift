@@ -1,0 +1,364 @@
+import AuthSession
+import AuthSessionInterface
+import AuthSessionProviders
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A ``RemoteAuthService`` over a real OAuth 2.0 / OpenID Connect server.
+///
+/// Configure it from the server's issuer (``discover(issuer:client:scope:transport:clock:)``) or
+/// from explicit endpoints (``init(configuration:transport:clock:)``). It speaks:
+///
+/// - the token endpoint (RFC 6749): authorization code with PKCE S256 (RFC 7636; see
+///   ``authorizationRequest(redirectURI:scope:additionalParameters:)``), refresh token, password,
+///   client credentials, and the device flow (RFC 8628: ``startDeviceAuthorization(scope:)``,
+///   ``pollDeviceAuthorization(_:)``), with `client_secret_basic`, `client_secret_post` or no
+///   client authentication;
+/// - revocation (RFC 7009), introspection (RFC 7662), userinfo, and credential state from them;
+/// - ID-token claim checks (`iss`, `aud`, `azp`, `exp`, `iat`, `nbf`, `nonce`, with a leeway).
+///   **Signatures are not verified**: see `IDTokenClaims`.
+///
+/// Every answer is checked before it is used: the status, the content type, the size, each
+/// field's type and range. Errors are ``RemoteAuthError`` values classified as transient,
+/// terminal or misconfiguration; no token appears in any of them. The service keeps no state
+/// between calls: retries, single flight and storage belong to the session manager.
+///
+/// All operations are thread-safe.
+public struct OAuth2Service: RemoteAuthService {
+
+    /// The server, the client and the limits.
+    public let configuration: OAuth2Configuration
+
+    let transport: any OAuth2HTTPTransport
+    let clock: any AuthSessionClock
+
+    /// Creates a service for explicit endpoints.
+    ///
+    /// - Parameters:
+    ///   - configuration: The server, the client and the limits.
+    ///   - transport: The HTTP transport; a ``URLSessionTransport`` by default.
+    ///   - clock: The clock for expiry and ID-token time checks, and device-flow polling.
+    public init(
+        configuration: OAuth2Configuration,
+        transport: any OAuth2HTTPTransport = URLSessionTransport(),
+        clock: any AuthSessionClock = SystemClock()
+    ) {
+        self.configuration = configuration
+        self.transport = transport
+        self.clock = clock
+    }
+
+    /// Creates a service for the server at `issuer`, from its metadata (RFC 8414 and OpenID
+    /// Connect Discovery).
+    ///
+    /// - Parameters:
+    ///   - issuer: The issuer URL, such as `https://auth.example.com/o`.
+    ///   - client: The client.
+    ///   - scope: The default scopes.
+    ///   - transport: The HTTP transport.
+    ///   - clock: The clock.
+    /// - Returns: The service.
+    /// - Throws: ``RemoteAuthError`` from ``OAuth2ServerMetadata/discover(issuer:transport:timeout:allowsInsecureHTTP:)``.
+    public static func discover(
+        issuer: URL,
+        client: OAuth2Client,
+        scope: [String] = [],
+        transport: any OAuth2HTTPTransport = URLSessionTransport(),
+        clock: any AuthSessionClock = SystemClock()
+    ) async throws(RemoteAuthError) -> OAuth2Service {
+        let metadata = try await OAuth2ServerMetadata.discover(issuer: issuer, transport: transport)
+        return OAuth2Service(
+            configuration: OAuth2Configuration(metadata: metadata, client: client, scope: scope),
+            transport: transport,
+            clock: clock
+        )
+    }
+
+    // MARK: RemoteAuthService
+
+    /// Exchanges `grant` at the token endpoint.
+    ///
+    /// An ID token in the answer must pass the claim checks, including `nonce` when the grant
+    /// expects one. Without an ID token, and with ``OAuth2Configuration/fetchesUserInfo`` and an
+    /// `openid` scope, the user comes from the userinfo endpoint (best effort).
+    ///
+    /// - Parameter grant: The grant.
+    /// - Returns: The tokens and, when known, the user.
+    /// - Throws: ``RemoteAuthError``.
+    public func obtainTokens(with grant: AuthGrant) async throws(RemoteAuthError) -> IssuedTokens {
+        var fields = [("grant_type", grant.grantType)]
+        fields += grant.parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        let scope = grant.scope ?? configuration.scope
+        if !scope.isEmpty {
+            fields.append(("scope", scope.joined(separator: " ")))
+        }
+        var tokens = try await requestTokens(fields: fields, expectedNonce: grant.expectedNonce)
+        if tokens.user == nil, configuration.fetchesUserInfo, configuration.endpoints.userInfo != nil,
+            (tokens.scope ?? scope).contains("openid")
+        {
+            tokens.user = try? await userInfo(accessToken: tokens.accessToken)
+        }
+        return tokens
+    }
+
+    /// Presents `refreshToken` at the token endpoint (RFC 6749 §6).
+    ///
+    /// An ID token in the answer must pass the claim checks (without `nonce`). The userinfo
+    /// endpoint is not asked: the new tokens are never put at risk by a second request.
+    ///
+    /// - Parameters:
+    ///   - refreshToken: The refresh token.
+    ///   - scope: The scopes to ask for, or `nil` for those granted before.
+    /// - Returns: The new tokens.
+    /// - Throws: ``RemoteAuthError``; `invalid_grant` (terminal) for a spent or revoked token.
+    public func refresh(_ refreshToken: String, scope: [String]?) async throws(RemoteAuthError) -> IssuedTokens {
+        var fields = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
+        if let scope, !scope.isEmpty {
+            fields.append(("scope", scope.joined(separator: " ")))
+        }
+        return try await requestTokens(fields: fields, expectedNonce: nil)
+    }
+
+    /// Revokes `token` at the revocation endpoint (RFC 7009).
+    ///
+    /// - Parameters:
+    ///   - token: The token.
+    ///   - kind: Which token it is (`token_type_hint`).
+    /// - Throws: ``RemoteAuthError``; ``RemoteAuthError/Reason/unsupported(_:)`` without a
+    ///   revocation endpoint.
+    public func revoke(_ token: String, kind: TokenKind) async throws(RemoteAuthError) {
+        guard let url = configuration.endpoints.revocation else {
+            throw RemoteAuthError(.unsupported("no revocation endpoint"))
+        }
+        let fields = [("token", token), ("token_type_hint", kind.rawValue)]
+        let registrations = registerSecrets(in: fields)
+        defer { for registration in registrations { registration.cancel() } }
+        let request = HTTPExchange.formPost(
+            to: url,
+            fields: fields,
+            client: configuration.client,
+            timeout: configuration.requestTimeout
+        )
+        let response = try await send(request)
+        guard (200..<300).contains(response.statusCode) else { throw HTTPExchange.error(from: response) }
+    }
+
+    /// Whether the credential behind `session` stands, from introspection or, without an
+    /// introspection endpoint, userinfo.
+    ///
+    /// An OAuth 2.0 server can only say whether an access token is active. An inactive token
+    /// whose expiry has passed says nothing about the session (the refresh will tell), so it
+    /// counts as ``CredentialState/authorized``; an inactive token that should still be valid
+    /// is ``CredentialState/revoked``. With neither endpoint the answer is
+    /// ``CredentialState/authorized``: nothing is known against the session.
+    ///
+    /// - Parameter session: The session.
+    /// - Returns: The state.
+    /// - Throws: ``RemoteAuthError``: a network failure says nothing about the credential.
+    public func credentialState(for session: ManagedSession) async throws(RemoteAuthError) -> CredentialState {
+        let isLocallyValid = session.expiresAt > clock.now.timeIntervalSince1970
+        if configuration.endpoints.introspection != nil {
+            let introspection = try await introspect(session.accessToken, kind: .accessToken)
+            return introspection.isActive || !isLocallyValid ? .authorized : .revoked
+        }
+        if configuration.endpoints.userInfo != nil {
+            do {
+                _ = try await userInfo(accessToken: session.accessToken)
+                return .authorized
+            } catch  where error.kind == .terminal {
+                return isLocallyValid ? .revoked : .authorized
+            }
+        }
+        return .authorized
+    }
+
+    // MARK: Other endpoints
+
+    /// Asks the introspection endpoint about `token` (RFC 7662), authenticated as
+    /// ``OAuth2Configuration/introspectionClient`` (or the client).
+    ///
+    /// - Parameters:
+    ///   - token: The token.
+    ///   - kind: A hint of which token it is.
+    /// - Returns: What the server said.
+    /// - Throws: ``RemoteAuthError``; ``RemoteAuthError/Reason/unsupported(_:)`` without an
+    ///   introspection endpoint.
+    public func introspect(_ token: String, kind: TokenKind? = nil) async throws(RemoteAuthError) -> TokenIntrospection
+    {
+        guard let url = configuration.endpoints.introspection else {
+            throw RemoteAuthError(.unsupported("no introspection endpoint"))
+        }
+        var fields = [("token", token)]
+        if let kind {
+            fields.append(("token_type_hint", kind.rawValue))
+        }
+        let client = configuration.introspectionClient ?? configuration.client
+        let registrations = registerSecrets(in: fields, client: client)
+        defer { for registration in registrations { registration.cancel() } }
+        let request = HTTPExchange.formPost(
+            to: url,
+            fields: fields,
+            client: client,
+            timeout: configuration.requestTimeout
+        )
+        let object = try HTTPExchange.jsonObject(from: try await send(request))
+        return try TokenIntrospection(object)
+    }
+
+    /// Asks the userinfo endpoint who the user of `accessToken` is.
+    ///
+    /// - Parameter accessToken: The access token.
+    /// - Returns: The user: `sub`, `name`, `email`, and the other string claims.
+    /// - Throws: ``RemoteAuthError``; `invalid_token` (terminal) for a token the server refuses.
+    public func userInfo(accessToken: String) async throws(RemoteAuthError) -> ManagedUser {
+        guard let url = configuration.endpoints.userInfo else {
+            throw RemoteAuthError(.unsupported("no userinfo endpoint"))
+        }
+        var request = URLRequest(
+            url: url,
+            cachePolicy: .reloadIgnoringLocalCacheData,
+            timeoutInterval: configuration.requestTimeout
+        )
+        request.setValue("Bearer \(accessToken)", forHTTPHeaderField: "Authorization")
+        let registration = SecretRedactor.register(accessToken)
+        defer { registration.cancel() }
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        let object = try HTTPExchange.jsonObject(from: try await send(request))
+        guard let subject = object["sub"]?.stringValue, !subject.isEmpty else {
+            throw RemoteAuthError(.invalidResponse("userinfo has no sub"))
+        }
+        var profile: [String: String] = [:]
+        for (key, value) in object where !["sub", "name", "email"].contains(key) {
+            if let text = value.stringValue {
+                profile[key] = text
+            }
+        }
+        let composed = [profile["given_name"], profile["family_name"]].compactMap { $0 }.joined(separator: " ")
+        return ManagedUser(
+            identifier: subject,
+            name: object["name"]?.stringValue ?? (composed.isEmpty ? nil : composed),
+            email: object["email"]?.stringValue,
+            profile: profile
+        )
+    }
+
+    // MARK: Plumbing
+
+    /// Sends a request through the transport after checking its scheme.
+    func send(_ request: URLRequest) async throws(RemoteAuthError) -> OAuth2HTTPResponse {
+        guard let url = request.url else { throw RemoteAuthError(.unsupported("a request without a URL")) }
+        try HTTPExchange.checkScheme(of: url, allowsInsecureHTTP: configuration.allowsInsecureHTTP)
+        return try await transport.send(request, maximumResponseSize: configuration.maximumResponseSize)
+    }
+
+    /// Registers the secrets a request carries (token, code, password, client secret) for exact
+    /// redaction while its answer is read, so a server that echoes one in its error description
+    /// cannot put it into an error.
+    func registerSecrets(in fields: [(String, String)], client: OAuth2Client? = nil) -> [SecretRegistration] {
+        let notSecret: Set<String> = ["grant_type", "scope", "token_type_hint", "redirect_uri", "client_id"]
+        var secrets = fields.filter { !notSecret.contains($0.0) }.map(\.1)
+        switch (client ?? configuration.client).authentication {
+        case .none: break
+        case .clientSecretBasic(let secret), .clientSecretPost(let secret): secrets.append(secret)
+        }
+        return secrets.map(SecretRedactor.register)
+    }
+
+    /// POSTs `fields` to the token endpoint and reads the token answer.
+    func requestTokens(
+        fields: [(String, String)],
+        expectedNonce: String?
+    ) async throws(RemoteAuthError)
+        -> IssuedTokens
+    {
+        let registrations = registerSecrets(in: fields)
+        defer { for registration in registrations { registration.cancel() } }
+        let request = HTTPExchange.formPost(
+            to: configuration.endpoints.token,
+            fields: fields,
+            client: configuration.client,
+            timeout: configuration.requestTimeout
+        )
+        let response = try await send(request)
+        let object = try HTTPExchange.jsonObject(from: response)
+        return try tokens(from: object, status: response.statusCode, expectedNonce: expectedNonce)
+    }
+
+    /// Reads a token answer (RFC 6749 §5.1), field by field.
+    func tokens(
+        from object: [String: JSONValue],
+        status: Int,
+        expectedNonce: String?
+    ) throws(RemoteAuthError)
+        -> IssuedTokens
+    {
+        func invalid(_ what: String) -> RemoteAuthError {
+            RemoteAuthError(.invalidResponse(what), statusCode: status)
+        }
+        guard let accessToken = object["access_token"]?.stringValue, !accessToken.isEmpty else {
+            throw invalid("access_token is missing or not a string")
+        }
+        guard let tokenType = object["token_type"]?.stringValue else {
+            throw invalid("token_type is missing or not a string")
+        }
+        guard tokenType.lowercased() == "bearer" else {
+            throw RemoteAuthError(
+                .unsupportedTokenType(RemoteAuthError.sanitized(String(tokenType.prefix(32)))),
+                statusCode: status
+            )
+        }
+        var expiresIn: TimeInterval?
+        if let value = object["expires_in"], value != .null {
+            guard let seconds = value.numberValue, seconds.isFinite else {
+                throw invalid("expires_in is not a number")
+            }
+            guard seconds >= 0, seconds <= configuration.maximumTokenLifetime else {
+                throw invalid("expires_in is out of range")
+            }
+            expiresIn = seconds
+        }
+        var refreshToken: String?
+        if let value = object["refresh_token"], value != .null {
+            guard let token = value.stringValue, !token.isEmpty else {
+                throw invalid("refresh_token is not a string")
+            }
+            refreshToken = token
+        }
+        var scope: [String]?
+        if let value = object["scope"], value != .null {
+            guard let text = value.stringValue else { throw invalid("scope is not a string") }
+            scope = text.split(separator: " ").map(String.init)
+        }
+        var idToken: String?
+        var user: ManagedUser?
+        if let value = object["id_token"], value != .null {
+            guard let token = value.stringValue else { throw invalid("id_token is not a string") }
+            do {
+                let claims = try IDTokenClaims(parsing: token)
+                try claims.validate(
+                    issuer: configuration.issuer ?? claims.issuer,
+                    clientID: configuration.client.id,
+                    expectedNonce: expectedNonce,
+                    now: clock.now,
+                    leeway: configuration.idTokenLeeway
+                )
+                idToken = token
+                user = claims.user
+            } catch {
+                throw RemoteAuthError(.invalidIDToken(error), statusCode: status)
+            }
+        }
+        return IssuedTokens(
+            accessToken: accessToken,
+            refreshToken: refreshToken,
+            idToken: idToken,
+            tokenType: tokenType,
+            expiresIn: expiresIn,
+            scope: scope,
+            user: user
+        )
+    }
+}

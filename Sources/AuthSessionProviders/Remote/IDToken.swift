@@ -1,0 +1,229 @@
+import Foundation
+
+/// The claims of an OpenID Connect ID token, read from its payload.
+///
+/// **The signature is not verified.** No cryptography library may be added to this package, so
+/// an ID token is trusted because it came straight from the token endpoint over a connection the
+/// client opened itself (OpenID Connect Core §3.1.3.7 allows TLS server validation in place of
+/// the signature for that case). Do not accept ID tokens from any other channel (a deep link, a
+/// push, another app) on the strength of these checks: they catch a misconfigured or mixed-up
+/// token, not a forged one.
+///
+/// All operations are thread-safe.
+public struct IDTokenClaims: Sendable, Hashable {
+
+    /// The issuer (`iss`).
+    public var issuer: String
+
+    /// The subject (`sub`): the user's stable identifier at the issuer.
+    public var subject: String
+
+    /// The audiences (`aud`, a string or an array of strings).
+    public var audience: [String]
+
+    /// The authorized party (`azp`), if present.
+    public var authorizedParty: String?
+
+    /// When the token expires (`exp`).
+    public var expiresAt: Date
+
+    /// When the token was issued (`iat`).
+    public var issuedAt: Date
+
+    /// The token is not valid before this date (`nbf`), if present.
+    public var notBefore: Date?
+
+    /// The `nonce` the authorization request sent, if present.
+    public var nonce: String?
+
+    /// The user's display name (`name`), if present.
+    public var name: String?
+
+    /// The user's email address (`email`), if present.
+    public var email: String?
+
+    /// Other string-valued profile claims (`preferred_username`, `given_name`, `family_name`, ...).
+    public var profile: [String: String]
+
+    /// The largest ID token parsed, in bytes.
+    public static let maximumLength = 64 * 1024
+
+    /// The registered claims, which are not profile claims.
+    private static let registered: Set<String> = [
+        "iss", "sub", "aud", "azp", "exp", "iat", "nbf", "nonce", "name", "email", "jti", "at_hash", "c_hash",
+        "auth_time", "acr", "amr", "sid",
+    ]
+
+    /// Reads the claims of a compact-serialized JWT (`header.payload.signature`).
+    ///
+    /// - Parameter token: The ID token.
+    /// - Throws: ``IDTokenValidationError/malformed(_:)`` for anything but three base64url parts
+    ///   with a JSON object header and payload, or an `alg` of `none`;
+    ///   ``IDTokenValidationError/missingClaim(_:)`` for a missing or mistyped `iss`, `sub`,
+    ///   `aud`, `exp` or `iat`.
+    public init(parsing token: String) throws(IDTokenValidationError) {
+        guard token.utf8.count <= Self.maximumLength else {
+            throw .malformed("longer than \(Self.maximumLength) bytes")
+        }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw .malformed("not three dot-separated parts") }
+        guard let headerData = Base64URL.decode(parts[0]), let payloadData = Base64URL.decode(parts[1]) else {
+            throw .malformed("a part is not base64url")
+        }
+        guard let header = try? JSONValue.decode(headerData).objectValue,
+            let payload = try? JSONValue.decode(payloadData).objectValue
+        else {
+            throw .malformed("header or payload is not a JSON object")
+        }
+        guard let algorithm = header["alg"]?.stringValue, algorithm.lowercased() != "none" else {
+            throw .malformed("unsecured (alg none or missing)")
+        }
+
+        func string(_ name: String) throws(IDTokenValidationError) -> String {
+            guard let value = payload[name]?.stringValue, !value.isEmpty else { throw .missingClaim(name) }
+            return value
+        }
+        func date(_ name: String) throws(IDTokenValidationError) -> Date {
+            guard let seconds = payload[name]?.numberValue, seconds.isFinite else { throw .missingClaim(name) }
+            return Date(timeIntervalSince1970: seconds)
+        }
+
+        issuer = try string("iss")
+        subject = try string("sub")
+        switch payload["aud"] {
+        case .string(let audience)?:
+            self.audience = [audience]
+        case .array(let values)? where !values.isEmpty && values.allSatisfy({ $0.stringValue != nil }):
+            audience = values.compactMap(\.stringValue)
+        default:
+            throw .missingClaim("aud")
+        }
+        authorizedParty = payload["azp"]?.stringValue
+        expiresAt = try date("exp")
+        issuedAt = try date("iat")
+        if payload["nbf"] != nil {
+            notBefore = try date("nbf")
+        } else {
+            notBefore = nil
+        }
+        nonce = payload["nonce"]?.stringValue
+        name = payload["name"]?.stringValue
+        email = payload["email"]?.stringValue
+        var profile: [String: String] = [:]
+        for (key, value) in payload where !Self.registered.contains(key) {
+            if let text = value.stringValue {
+                profile[key] = text
+            }
+        }
+        self.profile = profile
+    }
+
+    /// Checks the claims as OpenID Connect Core §3.1.3.7 asks, except the signature.
+    ///
+    /// - `iss` equals `issuer` exactly;
+    /// - `aud` contains `clientID`; `azp`, when present, equals it, and must be present when
+    ///   there are several audiences;
+    /// - `exp` is after `now − leeway`; `iat` is before `now + leeway`; `nbf`, when present,
+    ///   is before `now + leeway`;
+    /// - `nonce` equals `expectedNonce` when one is expected.
+    ///
+    /// - Parameters:
+    ///   - issuer: The issuer the client was configured with.
+    ///   - clientID: The client's identifier.
+    ///   - expectedNonce: The nonce the authorization request sent, if any.
+    ///   - now: The current date.
+    ///   - leeway: Seconds of clock difference tolerated; 60 by default.
+    /// - Throws: The first ``IDTokenValidationError`` found.
+    public func validate(
+        issuer: String,
+        clientID: String,
+        expectedNonce: String? = nil,
+        now: Date,
+        leeway: TimeInterval = 60
+    ) throws(IDTokenValidationError) {
+        guard self.issuer == issuer else {
+            throw .issuerMismatch(expected: issuer, actual: Self.shortened(self.issuer))
+        }
+        guard audience.contains(clientID) else {
+            throw .audienceMismatch(expected: clientID, actual: audience.map(Self.shortened))
+        }
+        if let authorizedParty, authorizedParty != clientID {
+            throw .authorizedPartyMismatch(expected: clientID, actual: Self.shortened(authorizedParty))
+        }
+        if audience.count > 1, authorizedParty == nil {
+            throw .missingClaim("azp")
+        }
+        guard now.addingTimeInterval(-leeway) < expiresAt else { throw .expired(at: expiresAt) }
+        guard issuedAt <= now.addingTimeInterval(leeway) else { throw .issuedInFuture(at: issuedAt) }
+        if let notBefore, notBefore > now.addingTimeInterval(leeway) {
+            throw .notYetValid(until: notBefore)
+        }
+        if let expectedNonce, nonce != expectedNonce {
+            throw .nonceMismatch
+        }
+    }
+
+    /// The user the claims describe: `sub`, `name` (or `given_name family_name`), `email`, and
+    /// the other profile claims.
+    public var user: ManagedUser {
+        let composedName = [profile["given_name"], profile["family_name"]].compactMap { $0 }.joined(separator: " ")
+        return ManagedUser(
+            identifier: subject,
+            name: name ?? (composedName.isEmpty ? nil : composedName),
+            email: email,
+            profile: profile
+        )
+    }
+
+    private static func shortened(_ text: String) -> String {
+        RemoteAuthError.sanitized(String(text.prefix(120)))
+    }
+}
+
+/// Why an ID token was rejected.
+///
+/// All operations are thread-safe.
+public enum IDTokenValidationError: Error, Sendable, Hashable, CustomStringConvertible {
+
+    /// Not a compact JWT with JSON header and payload, or unsecured; the value says which.
+    case malformed(String)
+
+    /// A required claim is missing or has the wrong type.
+    case missingClaim(String)
+
+    /// `iss` is not the configured issuer.
+    case issuerMismatch(expected: String, actual: String)
+
+    /// `aud` does not contain the client's identifier.
+    case audienceMismatch(expected: String, actual: [String])
+
+    /// `azp` is present and is not the client's identifier.
+    case authorizedPartyMismatch(expected: String, actual: String)
+
+    /// `exp` has passed (beyond the leeway).
+    case expired(at: Date)
+
+    /// `iat` is in the future (beyond the leeway).
+    case issuedInFuture(at: Date)
+
+    /// `nbf` is in the future (beyond the leeway).
+    case notYetValid(until: Date)
+
+    /// `nonce` is not the one the authorization request sent.
+    case nonceMismatch
+
+    /// What failed, with the claim values that are not secret.
+    public var description: String {
+        switch self {
+        case .malformed(let what): return "malformed: \(what)"
+        case .missingClaim(let claim): return "missing or mistyped claim \(claim)"
+        case .issuerMismatch(let expected, let actual): return "issuer \(actual) is not \(expected)"
+        case .audienceMismatch(let expected, let actual): return "audience \(actual) does not contain \(expected)"
+        case .authorizedPartyMismatch(let expected, let actual): return "authorized party \(actual) is not \(expected)"
+        case .expired(let date): return "expired at \(date)"
+        case .issuedInFuture(let date): return "issued in the future, at \(date)"
+        case .notYetValid(let date): return "not valid before \(date)"
+        case .nonceMismatch: return "nonce does not match the request's"
+        }
+    }
+}

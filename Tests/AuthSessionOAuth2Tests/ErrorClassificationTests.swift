@@ -1,0 +1,139 @@
+import AuthSessionOAuth2
+import AuthSessionProviders
+import Foundation
+import Testing
+
+/// Every error an endpoint can answer lands in the kind the caller must act on.
+@Suite struct ErrorClassificationTests {
+
+    @Test(arguments: [
+        ("invalid_grant", 400, RemoteAuthError.Kind.terminal),
+        ("invalid_token", 401, .terminal),
+        ("expired_token", 400, .terminal),
+        ("access_denied", 400, .terminal),
+        ("invalid_client", 401, .misconfiguration),
+        ("unauthorized_client", 400, .misconfiguration),
+        ("invalid_scope", 400, .misconfiguration),
+        ("unsupported_grant_type", 400, .misconfiguration),
+        ("invalid_request", 400, .misconfiguration),
+        ("temporarily_unavailable", 503, .transient),
+        ("server_error", 500, .transient),
+        ("some_new_code", 400, .misconfiguration),
+        ("some_new_code", 503, .transient),
+    ])
+    func serverErrorObjects(code: String, status: Int, kind: RemoteAuthError.Kind) async throws {
+        let transport = StubTransport(Fixture.json(status, #"{"error": "\#(code)"}"#))
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).refresh(Fixture.refreshToken, scope: nil)
+        }
+        #expect(error?.reason == .server(code: code))
+        #expect(error?.statusCode == status)
+        #expect(error?.kind == kind)
+    }
+
+    @Test(arguments: [
+        (500, RemoteAuthError.Kind.transient), (502, .transient), (503, .transient), (504, .transient),
+        (429, .transient), (408, .transient), (404, .misconfiguration), (401, .misconfiguration),
+        (403, .misconfiguration), (302, .misconfiguration),
+    ])
+    func statusWithoutErrorObject(status: Int, kind: RemoteAuthError.Kind) async throws {
+        let transport = StubTransport(
+            OAuth2HTTPResponse(
+                statusCode: status,
+                headers: ["Content-Type": "text/html"],
+                body: Data("<html>oops</html>".utf8)
+            )
+        )
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).refresh(Fixture.refreshToken, scope: nil)
+        }
+        #expect(error?.reason == .httpStatus(status))
+        #expect(error?.kind == kind)
+    }
+
+    @Test func retryAfterIsKeptInSecondsAndAsADate() async throws {
+        let transport = StubTransport(
+            OAuth2HTTPResponse(statusCode: 503, headers: ["Retry-After": "120", "Content-Type": "text/html"])
+        )
+        let seconds = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).refresh(Fixture.refreshToken, scope: nil)
+        }
+        #expect(seconds?.retryAfter == .seconds(120))
+        #expect(seconds?.description.contains("retry after 120 s") == true)
+
+        transport.answer { _ in
+            .success(
+                Fixture.json(
+                    429,
+                    #"{"error": "slow_down_please"}"#,
+                    headers: ["Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"]
+                )
+            )
+        }
+        let date = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).refresh(Fixture.refreshToken, scope: nil)
+        }
+        #expect(date?.retryAfter == .date(Date(timeIntervalSince1970: 1_792_567_680)))
+        #expect(date?.kind == .transient)
+    }
+
+    @Test(arguments: [
+        ("0", RetryAfter.seconds(0)), (" 30 ", .seconds(30)),
+        ("Sun, 06 Nov 1994 08:49:37 GMT", .date(Date(timeIntervalSince1970: 784_111_777))),
+        ("Sunday, 06-Nov-94 08:49:37 GMT", .date(Date(timeIntervalSince1970: 784_111_777))),
+        ("Sun Nov  6 08:49:37 1994", .date(Date(timeIntervalSince1970: 784_111_777))),
+    ])
+    func retryAfterForms(value: String, expected: RetryAfter) {
+        #expect(RetryAfter(headerValue: value) == expected)
+    }
+
+    @Test(arguments: ["", "-5", "1.5", "soon", "Sun, 99 Nov 1994 08:49:37 GMT"])
+    func retryAfterNonsense(value: String) {
+        #expect(RetryAfter(headerValue: value) == nil)
+    }
+
+    @Test func bearerChallengeWithoutBody() async throws {
+        let transport = StubTransport(
+            OAuth2HTTPResponse(
+                statusCode: 401,
+                headers: ["WWW-Authenticate": #"Bearer realm="api", error="invalid_token""#]
+            )
+        )
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).userInfo(accessToken: Fixture.accessToken)
+        }
+        #expect(error?.reason == .server(code: "invalid_token"))
+        #expect(error?.kind == .terminal)
+    }
+
+    @Test func transportFailuresAreTransient() async throws {
+        for reason in [RemoteAuthError.Reason.network(code: -1004), .timedOut, .network(code: -1005)] {
+            let transport = StubTransport { _ in .failure(RemoteAuthError(reason)) }
+            let error = await #expect(throws: RemoteAuthError.self) {
+                try await Fixture.service(transport).refresh(Fixture.refreshToken, scope: nil)
+            }
+            #expect(error?.kind == .transient)
+            #expect(error?.isRetryable == true)
+        }
+        #expect(RemoteAuthError(.cancelled).isRetryable == false)
+    }
+
+    @Test func plainHTTPToTheNetworkIsRefusedBeforeSending() async throws {
+        var configuration = Fixture.configuration
+        configuration.endpoints.token = URL(string: "http://auth.example.com/o/token/")!
+        let transport = StubTransport(Fixture.json(200, Fixture.tokenJSON()))
+        let service = OAuth2Service(configuration: configuration, transport: transport)
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await service.refresh(Fixture.refreshToken, scope: nil)
+        }
+        #expect(error?.kind == .misconfiguration)
+        #expect(transport.requests.isEmpty)
+
+        configuration.endpoints.token = URL(string: "http://127.0.0.1:8000/o/token/")!
+        _ = try await OAuth2Service(configuration: configuration, transport: transport).refresh(
+            Fixture.refreshToken,
+            scope: nil
+        )
+        #expect(transport.requests.count == 1)
+    }
+}
