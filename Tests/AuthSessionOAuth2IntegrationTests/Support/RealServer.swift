@@ -1,0 +1,126 @@
+import AuthSession
+import AuthSessionMocks
+import AuthSessionOAuth2
+import AuthSessionProviders
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The real authorization server the suite runs against, when `scripts/oauth-test-server`
+/// started one; `nil` otherwise, and the suites that need it are skipped.
+enum RealServer {
+
+    static let description: OAuthTestServer? = OAuthTestServer.fromEnvironment
+
+    static var isRunning: Bool { description != nil }
+
+    /// Why a suite was skipped, and the one command that runs it.
+    static let skipNote: Comment =
+        "no authorization server: run `\(OAuthTestServer.integrationCommand)`"
+
+    /// The server, for a test that only runs when it is there.
+    static func require() throws -> OAuthTestServer {
+        try #require(description, "skipped without a server")
+    }
+
+    /// A service for the client of `role`, authenticated as the endpoints JSON says, with the
+    /// endpoints rewritten by `route` (through a fault proxy) when one is given.
+    static func service(
+        role: String,
+        authentication: OAuth2Client.Authentication? = nil,
+        scope: [String] = [],
+        through route: (@Sendable (URL) -> URL)? = nil,
+        timeout: TimeInterval = 10,
+        clock: any AuthSessionClock = SystemClock(),
+        issuer: String? = nil
+    ) throws -> OAuth2Service {
+        let server = try require()
+        let client = try #require(server.clients[role], "no client for role \(role)")
+        let method: OAuth2Client.Authentication =
+            authentication ?? client.clientSecret.map { .clientSecretBasic(secret: $0) } ?? .none
+        let rewrite: (URL) -> URL = { url in route?(url) ?? url }
+        let endpoints = server.endpoints
+        let configuration = OAuth2Configuration(
+            issuer: issuer ?? server.issuer,
+            endpoints: OAuth2Endpoints(
+                token: rewrite(endpoints.token),
+                authorization: rewrite(endpoints.authorize),
+                revocation: rewrite(endpoints.revoke),
+                introspection: rewrite(endpoints.introspect),
+                userInfo: rewrite(endpoints.userinfo),
+                deviceAuthorization: rewrite(endpoints.deviceAuthorization)
+            ),
+            client: OAuth2Client(id: client.clientId, authentication: method),
+            scope: scope,
+            introspectionClient: try introspector(server),
+            requestTimeout: timeout
+        )
+        return OAuth2Service(configuration: configuration, transport: URLSessionTransport(), clock: clock)
+    }
+
+    /// The credentials the introspection endpoint accepts.
+    static func introspector(_ server: OAuthTestServer) throws -> OAuth2Client? {
+        guard let client = server.clients["introspector"], let secret = client.clientSecret else { return nil }
+        return OAuth2Client(id: client.clientId, authentication: .clientSecretBasic(secret: secret))
+    }
+
+    /// Tokens for the test user through the confidential password client.
+    static func signIn(_ service: OAuth2Service, scope: [String]? = nil) async throws -> IssuedTokens {
+        let server = try require()
+        return try await service.obtainTokens(
+            with: .password(username: server.user.username, password: server.user.password, scope: scope)
+        )
+    }
+
+    /// The server's token-request log: one entry per `POST /o/token/`.
+    static func tokenRequests() throws -> [TokenRequestRecord] {
+        let server = try require()
+        let text = (try? String(contentsOfFile: server.tokenRequestLog, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            try? JSONDecoder().decode(TokenRequestRecord.self, from: Data(line.utf8))
+        }
+    }
+}
+
+/// One line of the server's token-request log.
+struct TokenRequestRecord: Decodable, Hashable {
+    var grantType: String?
+    var refreshTokenSHA256: String?
+    var status: Int?
+
+    private enum CodingKeys: String, CodingKey {
+        case grantType = "grant_type"
+        case refreshTokenSHA256 = "refresh_token_sha256"
+        case status
+    }
+}
+
+/// The project's server script, for what only it can do (expire a device code, restart).
+enum ServerScript {
+
+    static let path = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("scripts/oauth-test-server").path
+
+    /// Runs the script with `arguments` and the running server's state folder; throws on failure.
+    static func run(_ arguments: [String]) throws {
+        let server = try RealServer.require()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        var all = [arguments[0]]
+        if let stateDir = server.stateDir {
+            all += ["--state-dir", stateDir]
+        }
+        process.arguments = all + arguments.dropFirst()
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try #require(
+            process.terminationStatus == 0,
+            "oauth-test-server \(arguments) exited \(process.terminationStatus)"
+        )
+    }
+}

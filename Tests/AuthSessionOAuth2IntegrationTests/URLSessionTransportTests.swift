@@ -1,0 +1,120 @@
+import AuthSessionOAuth2
+import AuthSessionProviders
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+#if canImport(Glibc)
+/// The real transport over real sockets, against answers `FaultProxy` makes up (no server needed).
+@Suite struct URLSessionTransportTests {
+
+    /// A proxy whose upstream is never contacted: every test sets a canned answer or a delay.
+    private func proxy() throws -> FaultProxy {
+        try FaultProxy(upstreamPort: 9)
+    }
+
+    private func request(_ proxy: FaultProxy, timeout: TimeInterval = 10) -> URLRequest {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(proxy.port)/o/token/")!)
+        request.httpMethod = "POST"
+        request.httpBody = Data("grant_type=refresh_token&refresh_token=abc".utf8)
+        request.timeoutInterval = timeout
+        return request
+    }
+
+    @Test func tenMegabyteBodyIsCutOffAtTheLimit() async throws {
+        let proxy = try proxy()
+        defer { proxy.stop() }
+        let body = Data(repeating: UInt8(ascii: "x"), count: 10 * 1024 * 1024)
+        proxy.setFault(.respond(status: 200, reason: "OK", headers: ["Content-Type": "application/json"], body: body))
+        let transport = URLSessionTransport()
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await transport.send(request(proxy), maximumResponseSize: 64 * 1024)
+        }
+        #expect(error?.reason == .responseTooLarge(limit: 64 * 1024))
+    }
+
+    @Test func statusHeadersAndBodyArriveIntact() async throws {
+        let proxy = try proxy()
+        defer { proxy.stop() }
+        let html = Data("<html>Server Error</html>".utf8)
+        proxy.setFault(
+            .respond(
+                status: 503,
+                reason: "Service Unavailable",
+                headers: [
+                    "Retry-After": "7",
+                    "Content-Type": "text/html",
+                ],
+                body: html
+            )
+        )
+        let response = try await URLSessionTransport().send(request(proxy), maximumResponseSize: 1_024)
+        #expect(response.statusCode == 503)
+        #expect(response.header("retry-after") == "7")
+        #expect(response.body == html)
+        let sent = try #require(proxy.requests.first)
+        #expect(sent.value(forHeader: "Connection")?.lowercased() != "close", "never Connection: close on a POST")
+        #expect(sent.formParameters["grant_type"] == "refresh_token")
+    }
+
+    @Test func redirectsAreNotFollowed() async throws {
+        let proxy = try proxy()
+        defer { proxy.stop() }
+        proxy.setFault(
+            .respond(
+                status: 302,
+                reason: "Found",
+                headers: ["Location": "http://127.0.0.1:\(proxy.port)/elsewhere"],
+                body: Data()
+            )
+        )
+        let response = try await URLSessionTransport().send(request(proxy), maximumResponseSize: 1_024)
+        #expect(response.statusCode == 302)
+        #expect(proxy.requests.count == 1)
+    }
+
+    @Test func theTimeoutBoundsAHeldAnswer() async throws {
+        let proxy = try proxy()
+        defer { proxy.stop() }
+        proxy.setFault(.delay(seconds: 20))
+        let started = Date()
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await URLSessionTransport().send(request(proxy, timeout: 0.5), maximumResponseSize: 1_024)
+        }
+        #expect(error?.reason == .timedOut)
+        #expect(Date().timeIntervalSince(started) < 10, "well before the held answer")
+    }
+
+    /// Cancelling a request in flight, many times: each ends with `.cancelled`, none crashes or
+    /// hangs (async `data(for:)` can do both on Linux).
+    @Test func cancellationInFlightIsSafe() async throws {
+        let proxy = try proxy()
+        defer { proxy.stop() }
+        proxy.setFault(.delay(seconds: 30))
+        let transport = URLSessionTransport()
+        for round in 1...20 {
+            let task = Task { try await transport.send(request(proxy), maximumResponseSize: 1_024) }
+            while proxy.requests.count < round {
+                try await Task.sleep(nanoseconds: 5_000_000)  // polls the proxy's record of the request
+            }
+            task.cancel()
+            let error = await #expect(throws: RemoteAuthError.self) { try await task.value }
+            #expect(error?.reason == .cancelled)
+        }
+    }
+
+    @Test func refusedConnectionIsANetworkError() async throws {
+        let proxy = try proxy()
+        defer { proxy.stop() }
+        proxy.setFault(.refuseConnections)
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await URLSessionTransport().send(request(proxy), maximumResponseSize: 1_024)
+        }
+        #expect(error?.reason == .network(code: URLError.Code.cannotConnectToHost.rawValue))
+        #expect(error?.kind == .transient)
+    }
+}
+#endif

@@ -1,0 +1,1 @@
+"""Django project of the loopback OAuth 2.0 / OpenID Connect test server."""
