@@ -95,7 +95,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "AuthSessionBenchmarks",
-            dependencies: ["AuthSession", "AuthSessionInterface", "AuthSessionProviders"]
+            dependencies: [
+                "AuthSession", "AuthSessionInterface", "AuthSessionProviders", "AuthSessionOAuth2", "AuthSessionMocks",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,8 +1,10 @@
+import AuthSessionMocks
 import Foundation
 
 /// `auth-session-bench`: each figure beside a baseline measured in the same run, as a ratio.
 ///
-/// `swift run -c release auth-session-bench [--json] [--repetitions N] [--filter TEXT]`
+/// `swift run -c release auth-session-bench [--json] [--repetitions N] [--filter TEXT]
+/// [--oauth-server ENDPOINTS_JSON]`
 @main
 enum AuthSessionBenchmarks {
 
@@ -50,10 +52,37 @@ enum AuthSessionBenchmarks {
                 printRow(result)
             }
         }
+        if filter.map({ "oauth refresh round trip".contains($0) }) ?? true {
+            if let result = oauthRow(arguments: arguments) {
+                results.append(result)
+                if !json {
+                    printRow(result)
+                }
+            }
+        }
         if json {
             printJSON(results, repetitions: repetitions)
         } else {
             emit("\n\(repetitions) timed repetitions after one warm-up; median (±half the 10–90th percentile spread).")
+        }
+    }
+
+    /// The real-server row: measured with `--oauth-server`, else a line saying how to get it.
+    private static func oauthRow(arguments: [String]) -> Comparison.Result? {
+        guard let index = arguments.firstIndex(of: "--oauth-server"), index + 1 < arguments.count else {
+            emit("oauth refresh round trip")
+            emit(
+                "  not measured: needs a real server. Run `scripts/oauth-test-server start`, then "
+                    + "`swift run -c release auth-session-bench --oauth-server .build/oauth-test-server/run/endpoints.json`."
+            )
+            return nil
+        }
+        do {
+            let server = try OAuthTestServer.load(from: arguments[index + 1])
+            return try OAuthBenchmarks.refresh(server: server, rounds: 200)
+        } catch {
+            FileHandle.standardError.write(Data("auth-session-bench: oauth refresh round trip: \(error)\n".utf8))
+            exit(1)
         }
     }
 

@@ -1,5 +1,6 @@
 import AuthSession
 import AuthSessionProviders
+import Dispatch
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -13,6 +14,9 @@ import FoundationNetworking
 /// - The body is read as it arrives and the task is cancelled as soon as it exceeds the limit
 ///   (or the announced `Content-Length` does), so a hostile server cannot make the client buffer
 ///   10 MB.
+/// - The request's `timeoutInterval` bounds the whole exchange, not only the wait between two
+///   packets: a server that trickles its answer, or holds it, fails with
+///   ``RemoteAuthError/Reason/timedOut`` on time.
 /// - Redirects are not followed; cookies and caches are off (an ephemeral configuration).
 ///
 /// All operations are thread-safe.
@@ -59,6 +63,15 @@ public final class URLSessionTransport: OAuth2HTTPTransport {
                 (continuation: CheckedContinuation<Result<OAuth2HTTPResponse, RemoteAuthError>, Never>) in
                 delegate.start(task, limit: maximumResponseSize, continuation: continuation)
                 task.resume()
+                let timeout = request.timeoutInterval
+                if timeout > 0, timeout.isFinite {
+                    let delegate = self.delegate
+                    DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+                        if delegate.markTimedOut(task) {
+                            task.cancel()
+                        }
+                    }
+                }
                 // A cancellation that came before the task was registered found nothing to cancel.
                 if Task.isCancelled {
                     task.cancel()
@@ -81,6 +94,7 @@ private final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendabl
         var response: HTTPURLResponse?
         var body = Data()
         var exceededLimit = false
+        var timedOut = false
     }
 
     private let exchanges = ConcurrencySafeContainer<[Int: Exchange]>([:])
@@ -91,6 +105,15 @@ private final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendabl
         continuation: CheckedContinuation<Result<OAuth2HTTPResponse, RemoteAuthError>, Never>
     ) {
         exchanges.withLock { $0[task.taskIdentifier] = Exchange(continuation: continuation, limit: limit) }
+    }
+
+    /// Marks the exchange of `task` as timed out; `false` when it has already ended.
+    func markTimedOut(_ task: URLSessionTask) -> Bool {
+        exchanges.withLock { exchanges in
+            guard exchanges[task.taskIdentifier] != nil else { return false }
+            exchanges[task.taskIdentifier]?.timedOut = true
+            return true
+        }
     }
 
     func urlSession(
@@ -147,6 +170,9 @@ private final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendabl
     ) -> Result<OAuth2HTTPResponse, RemoteAuthError> {
         if exchange.exceededLimit {
             return .failure(RemoteAuthError(.responseTooLarge(limit: exchange.limit)))
+        }
+        if exchange.timedOut {
+            return .failure(RemoteAuthError(.timedOut))
         }
         if let error {
             let code = (error as? URLError)?.code ?? URLError.Code.unknown
