@@ -79,7 +79,9 @@ enum AuthSessionBenchmarks {
         }
         do {
             let server = try OAuthTestServer.load(from: arguments[index + 1])
-            return try OAuthBenchmarks.refresh(server: server, rounds: 200)
+            let result = try OAuthBenchmarks.refresh(server: server, rounds: 200)
+            emit("  (200 sequential refreshes on each side, interleaved, against \(server.issuer))")
+            return result
         } catch {
             FileHandle.standardError.write(Data("auth-session-bench: oauth refresh round trip: \(error)\n".utf8))
             exit(1)

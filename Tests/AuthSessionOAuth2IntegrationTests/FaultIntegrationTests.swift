@@ -60,6 +60,7 @@ extension RealServerTests {
                 }
                 #expect(error?.reason == reason)
                 #expect(error?.kind == .transient)
+                #expect(error?.isOutcomeUncertain == false, "the request never took effect: safe to retry")
                 if case .httpStatus(503) = reason {
                     #expect(error?.retryAfter == .seconds(7))
                 }
@@ -102,6 +103,7 @@ extension RealServerTests {
                 let error = await #expect(throws: RemoteAuthError.self) { try await RealServer.signIn(service) }
                 #expect(error?.reason == reason)
                 #expect(error?.kind == .transient)
+                #expect(error?.isOutcomeUncertain == true, "the server acted: a rotating refresh must not be retried")
             }
             let refreshed = try await service.refresh(refreshToken, scope: nil)
             #expect(refreshed.refreshToken != nil)
@@ -120,6 +122,7 @@ extension RealServerTests {
                 try await service.refresh(refreshToken, scope: nil)
             }
             #expect(lost?.kind == .transient)
+            #expect(lost?.isOutcomeUncertain == true)
             let presented = try RealServer.tokenRequests().filter { $0.refreshTokenSHA256 == logDigest(refreshToken) }
             #expect(presented.map(\.status) == [200], "the server rotated before the answer was lost")
             if try RealServer.require().refreshGracePeriodSeconds == 0 {

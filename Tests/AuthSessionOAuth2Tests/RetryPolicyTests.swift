@@ -17,7 +17,7 @@ private struct SeededGenerator: RandomNumberGenerator {
 }
 
 /// Records each try and answers from a script; thread-safe for the retry loop's task.
-private final class ScriptedCalls: Sendable {
+final class ScriptedCalls: Sendable {
     private let outcomes: ConcurrencySafeContainer<[Result<Int, RemoteAuthError>]>
     init(_ outcomes: [Result<Int, RemoteAuthError>]) { self.outcomes = ConcurrencySafeContainer(outcomes) }
     var remaining: Int { outcomes.withLock { $0.count } }
@@ -145,5 +145,49 @@ private final class ScriptedCalls: Sendable {
         await #expect(throws: RemoteAuthError(.cancelled)) { try await run.value }
         #expect(calls.remaining == 1)
         #expect(clock.sleeperCount == 0)
+    }
+}
+
+/// A refresh at a rotating server must never be retried after an answer was lost.
+@Suite struct UncertainOutcomeTests {
+
+    @Test(arguments: [
+        (RemoteAuthError(.network(code: -1004)), false),  // cannot connect: nothing sent
+        (RemoteAuthError(.network(code: -1009)), false),  // offline
+        (RemoteAuthError(.network(code: -1003)), false),  // no such host
+        (RemoteAuthError(.httpStatus(503), statusCode: 503), false),
+        (RemoteAuthError(.httpStatus(500), statusCode: 500), false),
+        (RemoteAuthError(.server(code: "invalid_grant"), statusCode: 400), false),
+        (RemoteAuthError(.timedOut), true),
+        (RemoteAuthError(.network(code: -1005)), true),  // connection lost mid-answer
+        (RemoteAuthError(.network(code: -1)), true),  // libcurl's "transfer closed" for a cut body
+        (RemoteAuthError(.httpStatus(504), statusCode: 504), true),
+        (RemoteAuthError(.httpStatus(502), statusCode: 502), true),
+        (RemoteAuthError(.invalidResponse("body is not a JSON object")), true),
+        (RemoteAuthError(.cancelled), true),
+    ])
+    func uncertainty(error: RemoteAuthError, isUncertain: Bool) {
+        #expect(error.isOutcomeUncertain == isUncertain, "\(error)")
+    }
+
+    @Test func nonIdempotentRunsRetryOnlyCertainFailures() async throws {
+        let clock = ManualClock()
+        let refused = ScriptedCalls([.failure(RemoteAuthError(.network(code: -1004))), .success(7)])
+        let run = Task { () throws(RemoteAuthError) -> Int in
+            try await RetryPolicy.standard.run(clock: clock, isIdempotent: false) { _ throws(RemoteAuthError) in
+                try refused.next()
+            }
+        }
+        try await clock.waitForSleepers(1)
+        clock.advanceToNextDeadline()
+        #expect(try await run.value == 7, "nothing reached the server: retried")
+
+        let lost = ScriptedCalls([.failure(RemoteAuthError(.timedOut)), .success(7)])
+        await #expect(throws: RemoteAuthError(.timedOut)) {
+            try await RetryPolicy.standard.run(clock: clock, isIdempotent: false) { _ throws(RemoteAuthError) in
+                try lost.next()
+            }
+        }
+        #expect(lost.remaining == 1, "the answer was lost: not retried")
     }
 }

@@ -128,6 +128,34 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
         kind == .transient && reason != .cancelled
     }
 
+    /// Whether the server may have acted on the request although the client has no usable
+    /// answer: a timeout, a connection lost after the request was sent, a garbled or cut answer,
+    /// a gateway that gave up waiting (502, 504), a cancellation.
+    ///
+    /// `false` when the failure proves the request did not take effect: no connection could be
+    /// opened, or the server answered with an error. A call that must not run twice (a refresh
+    /// at a server that rotates refresh tokens) may be retried only when this is `false`: after
+    /// an uncertain outcome its token may be spent already.
+    public var isOutcomeUncertain: Bool {
+        switch reason {
+        case .network(let code):
+            return !Self.codesBeforeSending.contains(code)
+        case .httpStatus(let status):
+            return status == 502 || status == 504
+        case .timedOut, .invalidResponse, .responseTooLarge, .cancelled, .unsupportedTokenType, .invalidIDToken:
+            return true
+        case .server, .unsupported:
+            return false
+        }
+    }
+
+    /// `URLError` codes that mean the request never left the client: bad URL, no network, no
+    /// host, no connection, a failed TLS handshake.
+    private static let codesBeforeSending: Set<Int> = [
+        -1000, -1002, -1003, -1004, -1006, -1009, -1018, -1019, -1020, -1022, -1200, -1201, -1202, -1203, -1204,
+        -1205, -1206,
+    ]
+
     /// The kind, the reason, the status, the server's code and description, and `Retry-After`.
     public var description: String {
         var parts = [kind.rawValue, Self.text(of: reason)]

@@ -104,12 +104,17 @@ public struct RetryPolicy: Sendable, Hashable {
     ///
     /// - Parameters:
     ///   - clock: The clock the waits sleep on.
+    ///   - isIdempotent: Whether `operation` may safely take effect twice. A refresh at a server
+    ///     that rotates refresh tokens may not: pass `false`, and a failure whose
+    ///     ``RemoteAuthError/isOutcomeUncertain`` is true (a timeout, a reset after sending) is
+    ///     thrown instead of retried, because the server may have spent the token already.
     ///   - generator: The randomness for the jitter; the system's by default.
     ///   - operation: The call to try. It receives the try's number, from 1.
     /// - Returns: What `operation` returned.
     /// - Throws: The last ``RemoteAuthError``, once the policy gives up.
     public func run<Value>(
         clock: any AuthSessionClock,
+        isIdempotent: Bool = true,
         using generator: some RandomNumberGenerator = SystemRandomNumberGenerator(),
         _ operation: (_ attempt: Int) async throws(RemoteAuthError) -> Value
     ) async throws(RemoteAuthError) -> Value {
@@ -119,7 +124,7 @@ public struct RetryPolicy: Sendable, Hashable {
             do {
                 return try await operation(attempt)
             } catch {
-                guard !Task.isCancelled,
+                guard !Task.isCancelled, isIdempotent || !error.isOutcomeUncertain,
                     let wait = delay(beforeRetry: attempt, after: error, now: clock.now, using: &generator)
                 else {
                     throw error
