@@ -182,7 +182,7 @@ extension OAuth2Service {
     ///   - scope: The scopes; ``OAuth2Configuration/scope`` when `nil`.
     ///   - additionalParameters: More query parameters.
     /// - Returns: The request.
-    /// - Throws: ``RemoteAuthError`` with ``RemoteAuthError/Reason/unsupported(_:)`` without an
+    /// - Throws: `RemoteAuthError` with `RemoteAuthError.Reason.unsupported(_:)` without an
     ///   authorization endpoint.
     public func authorizationRequest(
         redirectURI: URL,

@@ -135,7 +135,7 @@ public struct OAuth2Configuration: Sendable, Hashable {
     public var introspectionClient: OAuth2Client?
 
     /// Seconds a request may wait for data before it fails with
-    /// ``RemoteAuthError/Reason/timedOut``.
+    /// `RemoteAuthError.Reason.timedOut`.
     public var requestTimeout: TimeInterval
 
     /// The largest answer accepted, in bytes; 256 KiB by default.

@@ -17,16 +17,16 @@ public protocol OAuth2HTTPTransport: Sendable {
     /// Sends `request` and returns the answer, whatever its status.
     ///
     /// Must not follow redirects: a 3xx is returned as it is. Must stop reading, and throw
-    /// ``RemoteAuthError/Reason/responseTooLarge(limit:)``, once the body exceeds
+    /// `RemoteAuthError.Reason.responseTooLarge(limit:)`, once the body exceeds
     /// `maximumResponseSize` bytes. Cancelling the calling task cancels the request.
     ///
     /// - Parameters:
     ///   - request: The request; its `timeoutInterval` is the timeout.
     ///   - maximumResponseSize: The largest body accepted, in bytes.
     /// - Returns: The status, the headers and the body.
-    /// - Throws: ``RemoteAuthError`` with reason ``RemoteAuthError/Reason/network(code:)``,
-    ///   ``RemoteAuthError/Reason/timedOut``, ``RemoteAuthError/Reason/responseTooLarge(limit:)``
-    ///   or ``RemoteAuthError/Reason/cancelled``.
+    /// - Throws: `RemoteAuthError` with reason `RemoteAuthError.Reason.network(code:)`,
+    ///   `RemoteAuthError.Reason.timedOut`, `RemoteAuthError.Reason.responseTooLarge(limit:)`
+    ///   or `RemoteAuthError.Reason.cancelled`.
     func send(_ request: URLRequest, maximumResponseSize: Int) async throws(RemoteAuthError) -> OAuth2HTTPResponse
 }
 

@@ -123,7 +123,7 @@ public struct OAuth2ServerMetadata: Sendable, Hashable {
     ///   - timeout: The request timeout, in seconds.
     ///   - allowsInsecureHTTP: Whether plain `http` is allowed for hosts other than loopback.
     /// - Returns: The merged metadata.
-    /// - Throws: ``RemoteAuthError``: misconfiguration when no document exists, an issuer differs
+    /// - Throws: `RemoteAuthError`: misconfiguration when no document exists, an issuer differs
     ///   or the token endpoint is missing; transient for the network.
     public static func discover(
         issuer: URL,

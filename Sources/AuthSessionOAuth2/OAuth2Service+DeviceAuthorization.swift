@@ -87,7 +87,7 @@ extension OAuth2Service {
     ///
     /// - Parameter scope: The scopes; ``OAuth2Configuration/scope`` when `nil`.
     /// - Returns: What to show the user, and what to poll with.
-    /// - Throws: ``RemoteAuthError``; ``RemoteAuthError/Reason/unsupported(_:)`` without a device
+    /// - Throws: `RemoteAuthError`; `RemoteAuthError.Reason.unsupported(_:)` without a device
     ///   authorization endpoint.
     public func startDeviceAuthorization(scope: [String]? = nil) async throws(RemoteAuthError) -> DeviceAuthorization {
         guard let url = configuration.endpoints.deviceAuthorization else {
@@ -153,8 +153,8 @@ extension OAuth2Service {
     ///
     /// - Parameter authorization: What ``startDeviceAuthorization(scope:)`` returned.
     /// - Returns: The tokens.
-    /// - Throws: ``RemoteAuthError``: `expired_token` (terminal) when the codes expire,
-    ///   `access_denied` (terminal) when the user declines, ``RemoteAuthError/Reason/cancelled``
+    /// - Throws: `RemoteAuthError`: `expired_token` (terminal) when the codes expire,
+    ///   `access_denied` (terminal) when the user declines, `RemoteAuthError.Reason.cancelled`
     ///   on cancellation, or any other non-transient error.
     public func pollDeviceAuthorization(
         _ authorization: DeviceAuthorization

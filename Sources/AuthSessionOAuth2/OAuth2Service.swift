@@ -7,7 +7,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A ``RemoteAuthService`` over a real OAuth 2.0 / OpenID Connect server.
+/// A `RemoteAuthService` over a real OAuth 2.0 / OpenID Connect server.
 ///
 /// Configure it from the server's issuer (``discover(issuer:client:scope:transport:clock:)``) or
 /// from explicit endpoints (``init(configuration:transport:clock:)``). It speaks:
@@ -22,7 +22,7 @@ import FoundationNetworking
 ///   **Signatures are not verified**: see `IDTokenClaims`.
 ///
 /// Every answer is checked before it is used: the status, the content type, the size, each
-/// field's type and range. Errors are ``RemoteAuthError`` values classified as transient,
+/// field's type and range. Errors are `RemoteAuthError` values classified as transient,
 /// terminal or misconfiguration; no token appears in any of them. The service keeps no state
 /// between calls: retries, single flight and storage belong to the session manager.
 ///
@@ -61,7 +61,7 @@ public struct OAuth2Service: RemoteAuthService {
     ///   - transport: The HTTP transport.
     ///   - clock: The clock.
     /// - Returns: The service.
-    /// - Throws: ``RemoteAuthError`` from ``OAuth2ServerMetadata/discover(issuer:transport:timeout:allowsInsecureHTTP:)``.
+    /// - Throws: `RemoteAuthError` from ``OAuth2ServerMetadata/discover(issuer:transport:timeout:allowsInsecureHTTP:)``.
     public static func discover(
         issuer: URL,
         client: OAuth2Client,
@@ -87,7 +87,7 @@ public struct OAuth2Service: RemoteAuthService {
     ///
     /// - Parameter grant: The grant.
     /// - Returns: The tokens and, when known, the user.
-    /// - Throws: ``RemoteAuthError``.
+    /// - Throws: `RemoteAuthError`.
     public func obtainTokens(with grant: AuthGrant) async throws(RemoteAuthError) -> IssuedTokens {
         var fields = [("grant_type", grant.grantType)]
         fields += grant.parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
@@ -113,7 +113,7 @@ public struct OAuth2Service: RemoteAuthService {
     ///   - refreshToken: The refresh token.
     ///   - scope: The scopes to ask for, or `nil` for those granted before.
     /// - Returns: The new tokens.
-    /// - Throws: ``RemoteAuthError``; `invalid_grant` (terminal) for a spent or revoked token.
+    /// - Throws: `RemoteAuthError`; `invalid_grant` (terminal) for a spent or revoked token.
     public func refresh(_ refreshToken: String, scope: [String]?) async throws(RemoteAuthError) -> IssuedTokens {
         var fields = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
         if let scope, !scope.isEmpty {
@@ -127,7 +127,7 @@ public struct OAuth2Service: RemoteAuthService {
     /// - Parameters:
     ///   - token: The token.
     ///   - kind: Which token it is (`token_type_hint`).
-    /// - Throws: ``RemoteAuthError``; ``RemoteAuthError/Reason/unsupported(_:)`` without a
+    /// - Throws: `RemoteAuthError`; `RemoteAuthError.Reason.unsupported(_:)` without a
     ///   revocation endpoint.
     public func revoke(_ token: String, kind: TokenKind) async throws(RemoteAuthError) {
         guard let url = configuration.endpoints.revocation else {
@@ -151,13 +151,13 @@ public struct OAuth2Service: RemoteAuthService {
     ///
     /// An OAuth 2.0 server can only say whether an access token is active. An inactive token
     /// whose expiry has passed says nothing about the session (the refresh will tell), so it
-    /// counts as ``CredentialState/authorized``; an inactive token that should still be valid
-    /// is ``CredentialState/revoked``. With neither endpoint the answer is
-    /// ``CredentialState/authorized``: nothing is known against the session.
+    /// counts as `CredentialState.authorized`; an inactive token that should still be valid
+    /// is `CredentialState.revoked`. With neither endpoint the answer is
+    /// `CredentialState.authorized`: nothing is known against the session.
     ///
     /// - Parameter session: The session.
     /// - Returns: The state.
-    /// - Throws: ``RemoteAuthError``: a network failure says nothing about the credential.
+    /// - Throws: `RemoteAuthError`: a network failure says nothing about the credential.
     public func credentialState(for session: ManagedSession) async throws(RemoteAuthError) -> CredentialState {
         let isLocallyValid = session.expiresAt > clock.now.timeIntervalSince1970
         if configuration.endpoints.introspection != nil {
@@ -184,7 +184,7 @@ public struct OAuth2Service: RemoteAuthService {
     ///   - token: The token.
     ///   - kind: A hint of which token it is.
     /// - Returns: What the server said.
-    /// - Throws: ``RemoteAuthError``; ``RemoteAuthError/Reason/unsupported(_:)`` without an
+    /// - Throws: `RemoteAuthError`; `RemoteAuthError.Reason.unsupported(_:)` without an
     ///   introspection endpoint.
     public func introspect(_ token: String, kind: TokenKind? = nil) async throws(RemoteAuthError) -> TokenIntrospection
     {
@@ -212,7 +212,7 @@ public struct OAuth2Service: RemoteAuthService {
     ///
     /// - Parameter accessToken: The access token.
     /// - Returns: The user: `sub`, `name`, `email`, and the other string claims.
-    /// - Throws: ``RemoteAuthError``; `invalid_token` (terminal) for a token the server refuses.
+    /// - Throws: `RemoteAuthError`; `invalid_token` (terminal) for a token the server refuses.
     public func userInfo(accessToken: String) async throws(RemoteAuthError) -> ManagedUser {
         guard let url = configuration.endpoints.userInfo else {
             throw RemoteAuthError(.unsupported("no userinfo endpoint"))

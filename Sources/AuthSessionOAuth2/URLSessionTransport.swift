@@ -16,7 +16,7 @@ import FoundationNetworking
 ///   10 MB.
 /// - The request's `timeoutInterval` bounds the whole exchange, not only the wait between two
 ///   packets: a server that trickles its answer, or holds it, fails with
-///   ``RemoteAuthError/Reason/timedOut`` on time.
+///   `RemoteAuthError.Reason.timedOut` on time.
 /// - Redirects are not followed; cookies and caches are off (an ephemeral configuration).
 ///
 /// All operations are thread-safe.
@@ -48,7 +48,7 @@ public final class URLSessionTransport: OAuth2HTTPTransport {
     ///   - request: The request.
     ///   - maximumResponseSize: The largest body accepted, in bytes.
     /// - Returns: The answer.
-    /// - Throws: ``RemoteAuthError`` for a network failure, a timeout, a body over the limit, or
+    /// - Throws: `RemoteAuthError` for a network failure, a timeout, a body over the limit, or
     ///   cancellation.
     public func send(
         _ request: URLRequest,

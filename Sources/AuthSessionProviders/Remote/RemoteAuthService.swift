@@ -88,7 +88,7 @@ public enum CredentialState: String, Sendable, Hashable, CaseIterable, CustomStr
 /// What a client presents to obtain tokens: a grant type and its parameters (RFC 6749 §4).
 ///
 /// Build one with a factory (``authorizationCode(_:codeVerifier:redirectURI:nonce:)``,
-/// ``password(username:password:)``, ``clientCredentials``, ``deviceCode(_:)``) or
+/// ``password(username:password:scope:)``, ``clientCredentials``, ``deviceCode(_:)``) or
 /// ``init(grantType:parameters:scope:expectedNonce:)`` for an extension grant. Parameter values
 /// are secrets: ``description`` shows the grant type and the parameter names only.
 ///
