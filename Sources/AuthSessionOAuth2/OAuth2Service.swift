@@ -236,10 +236,9 @@ public struct OAuth2Service: RemoteAuthService {
                 profile[key] = text
             }
         }
-        let composed = [profile["given_name"], profile["family_name"]].compactMap { $0 }.joined(separator: " ")
         return ManagedUser(
-            identifier: subject,
-            name: object["name"]?.stringValue ?? (composed.isEmpty ? nil : composed),
+            subject: subject,
+            name: object["name"]?.stringValue,
             email: object["email"]?.stringValue,
             profile: profile
         )

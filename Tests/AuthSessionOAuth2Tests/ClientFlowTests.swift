@@ -123,14 +123,19 @@ import Testing
         }
     }
 
-    @Test func credentialStateFromIntrospection() async throws {
-        let clock = ManualClock()
-        let live = ManagedSession(
+    /// A session whose access token is valid for ten more minutes on `clock`.
+    private func liveSession(_ clock: ManualClock) -> ManagedSession {
+        ManagedSession(
             accessToken: Fixture.accessToken,
             expiresAt: clock.now.timeIntervalSince1970 + 600,
             issuedAt: clock.now.timeIntervalSince1970,
             user: ManagedUser(identifier: "u")
         )
+    }
+
+    @Test func credentialStateFromIntrospection() async throws {
+        let clock = ManualClock()
+        let live = liveSession(clock)
         var expired = live
         expired.expiresAt = clock.now.timeIntervalSince1970 - 1
         let transport = StubTransport(Fixture.json(200, #"{"active": true, "scope": "read", "exp": 1800000600}"#))
@@ -150,12 +155,7 @@ import Testing
         var configuration = Fixture.configuration
         configuration.endpoints.introspection = nil
         let clock = ManualClock()
-        let live = ManagedSession(
-            accessToken: Fixture.accessToken,
-            expiresAt: clock.now.timeIntervalSince1970 + 600,
-            issuedAt: clock.now.timeIntervalSince1970,
-            user: ManagedUser(identifier: "u")
-        )
+        let live = liveSession(clock)
         let transport = StubTransport(Fixture.json(200, #"{"sub": "u"}"#))
         let service = OAuth2Service(configuration: configuration, transport: transport, clock: clock)
         #expect(try await service.credentialState(for: live) == .authorized)

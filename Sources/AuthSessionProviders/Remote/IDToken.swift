@@ -166,13 +166,7 @@ public struct IDTokenClaims: Sendable, Hashable {
     /// The user the claims describe: `sub`, `name` (or `given_name family_name`), `email`, and
     /// the other profile claims.
     public var user: ManagedUser {
-        let composedName = [profile["given_name"], profile["family_name"]].compactMap { $0 }.joined(separator: " ")
-        return ManagedUser(
-            identifier: subject,
-            name: name ?? (composedName.isEmpty ? nil : composedName),
-            email: email,
-            profile: profile
-        )
+        ManagedUser(subject: subject, name: name, email: email, profile: profile)
     }
 
     private static func shortened(_ text: String) -> String {
@@ -225,5 +219,20 @@ public enum IDTokenValidationError: Error, Sendable, Hashable, CustomStringConve
         case .notYetValid(let date): return "not valid before \(date)"
         case .nonceMismatch: return "nonce does not match the request's"
         }
+    }
+}
+
+extension ManagedUser {
+
+    /// A user from OpenID Connect claims: the name is `name`, or `given_name family_name` when
+    /// the server sent only those.
+    package init(subject: String, name: String?, email: String?, profile: [String: String]) {
+        let composed = [profile["given_name"], profile["family_name"]].compactMap { $0 }.joined(separator: " ")
+        self.init(
+            identifier: subject,
+            name: name ?? (composed.isEmpty ? nil : composed),
+            email: email,
+            profile: profile
+        )
     }
 }
