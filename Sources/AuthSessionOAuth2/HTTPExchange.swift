@@ -88,9 +88,8 @@ enum HTTPExchange {
     static func error(from response: OAuth2HTTPResponse) -> RemoteAuthError {
         let status = response.statusCode
         let retryAfter = retryAfter(of: response)
-        if isJSON(response), let object = try? JSONValue.decode(response.body).objectValue,
-            let code = object["error"]?.stringValue
-        {
+        // The error object is read whatever the content type says: some servers label it wrongly.
+        if let object = try? JSONValue.decode(response.body).objectValue, let code = object["error"]?.stringValue {
             return RemoteAuthError(
                 .server(code: sanitizedCode(code)),
                 statusCode: status,
@@ -137,11 +136,33 @@ enum HTTPExchange {
         return RemoteAuthError.sanitized(code)
     }
 
-    /// The `error` parameter of a `Bearer` challenge.
+    /// The `error` parameter of a `Bearer` challenge (RFC 6750 §3): the parameter name in any
+    /// case, the value quoted or not; text inside another parameter's quoted value is skipped.
     static func bearerError(in challenge: String) -> String? {
-        guard let range = challenge.range(of: "error=\"") else { return nil }
-        let rest = challenge[range.upperBound...]
-        guard let end = rest.firstIndex(of: "\"") else { return nil }
-        return sanitizedCode(String(rest[..<end]))
+        var scalars = Substring(challenge).unicodeScalars[...]
+        func skip(while predicate: (Unicode.Scalar) -> Bool) -> Substring.UnicodeScalarView {
+            let taken = scalars.prefix(while: predicate)
+            scalars = scalars.dropFirst(taken.count)
+            return taken
+        }
+        let separators: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "," || $0 == "\t" }
+        while !scalars.isEmpty {
+            _ = skip(while: separators)
+            let name = String(String.UnicodeScalarView(skip { !separators($0) && $0 != "=" }))
+            guard scalars.first == "=" else { continue }
+            scalars = scalars.dropFirst()
+            var value = ""
+            if scalars.first == "\"" {
+                scalars = scalars.dropFirst()
+                value = String(String.UnicodeScalarView(skip { $0 != "\"" }))
+                scalars = scalars.dropFirst()
+            } else {
+                value = String(String.UnicodeScalarView(skip { !separators($0) }))
+            }
+            if name.lowercased() == "error" {
+                return sanitizedCode(value)
+            }
+        }
+        return nil
     }
 }

@@ -14,7 +14,9 @@ public struct OAuth2Client: Sendable, Hashable, CustomStringConvertible, CustomD
     /// How a client authenticates at the token, revocation and introspection endpoints.
     ///
     /// All operations are thread-safe.
-    public enum Authentication: Sendable, Hashable {
+    public enum Authentication: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+        CustomReflectable
+    {
 
         /// A public client (an app on a user's device): it sends `client_id` in the body and no
         /// secret. Use PKCE with it.
@@ -25,6 +27,24 @@ public struct OAuth2Client: Sendable, Hashable, CustomStringConvertible, CustomD
 
         /// `client_id` and `client_secret` in the form body (`client_secret_post`).
         case clientSecretPost(secret: String)
+
+        /// The method's name (`none`, `client_secret_basic`, `client_secret_post`); never the
+        /// secret.
+        public var description: String {
+            switch self {
+            case .none: return "none"
+            case .clientSecretBasic: return "client_secret_basic"
+            case .clientSecretPost: return "client_secret_post"
+            }
+        }
+
+        /// The same as ``description``.
+        public var debugDescription: String { description }
+
+        /// A mirror with the method's name only.
+        public var customMirror: Mirror {
+            Mirror(self, children: ["method": description], displayStyle: .enum)
+        }
     }
 
     /// The client identifier.
@@ -45,13 +65,7 @@ public struct OAuth2Client: Sendable, Hashable, CustomStringConvertible, CustomD
 
     /// The identifier and the authentication method; never the secret.
     public var description: String {
-        let method: String
-        switch authentication {
-        case .none: method = "none"
-        case .clientSecretBasic: method = "client_secret_basic"
-        case .clientSecretPost: method = "client_secret_post"
-        }
-        return "OAuth2Client(\(id), \(method))"
+        "OAuth2Client(\(id), \(authentication))"
     }
 
     /// The same as ``description``.
@@ -134,15 +148,18 @@ public struct OAuth2Configuration: Sendable, Hashable {
     /// Servers often want a resource server's credentials there.
     public var introspectionClient: OAuth2Client?
 
-    /// Seconds a request may wait for data before it fails with
-    /// `RemoteAuthError.Reason.timedOut`.
+    /// Seconds a request may take, from sending to the last byte of its answer, before it fails
+    /// with `RemoteAuthError.Reason.timedOut`. A value that is not a positive finite number
+    /// counts as 30, and one over a day as a day.
     public var requestTimeout: TimeInterval
 
     /// The largest answer accepted, in bytes; 256 KiB by default.
     public var maximumResponseSize: Int
 
-    /// Seconds of clock difference tolerated in ID-token time claims.
-    public var idTokenLeeway: TimeInterval
+    /// Seconds of clock difference tolerated between the device and the server: in the time
+    /// claims of a sign-in's ID token, and near an access token's expiry when judging whether
+    /// an inactive token means a revoked session.
+    public var clockLeeway: TimeInterval
 
     /// The longest access-token lifetime accepted (`expires_in`), in seconds; ten years by
     /// default. A larger value is an invalid answer, not a token that never expires.
@@ -167,7 +184,7 @@ public struct OAuth2Configuration: Sendable, Hashable {
     ///   - introspectionClient: The introspection endpoint's credentials, if not ``client``'s.
     ///   - requestTimeout: The request timeout, in seconds.
     ///   - maximumResponseSize: The largest answer, in bytes.
-    ///   - idTokenLeeway: Tolerated clock difference, in seconds.
+    ///   - clockLeeway: Tolerated clock difference, in seconds.
     ///   - maximumTokenLifetime: The longest `expires_in` accepted, in seconds.
     ///   - fetchesUserInfo: Whether a sign-in without an ID token asks userinfo.
     ///   - allowsInsecureHTTP: Whether plain `http` to non-loopback hosts is allowed.
@@ -179,7 +196,7 @@ public struct OAuth2Configuration: Sendable, Hashable {
         introspectionClient: OAuth2Client? = nil,
         requestTimeout: TimeInterval = 30,
         maximumResponseSize: Int = 256 * 1024,
-        idTokenLeeway: TimeInterval = 60,
+        clockLeeway: TimeInterval = 60,
         maximumTokenLifetime: TimeInterval = 10 * 365 * 86_400,
         fetchesUserInfo: Bool = true,
         allowsInsecureHTTP: Bool = false
@@ -189,9 +206,9 @@ public struct OAuth2Configuration: Sendable, Hashable {
         self.client = client
         self.scope = scope
         self.introspectionClient = introspectionClient
-        self.requestTimeout = requestTimeout
+        self.requestTimeout = requestTimeout > 0 && requestTimeout.isFinite ? min(requestTimeout, 86_400) : 30
         self.maximumResponseSize = maximumResponseSize
-        self.idTokenLeeway = idTokenLeeway
+        self.clockLeeway = clockLeeway.isFinite ? max(0, clockLeeway) : 60
         self.maximumTokenLifetime = maximumTokenLifetime
         self.fetchesUserInfo = fetchesUserInfo
         self.allowsInsecureHTTP = allowsInsecureHTTP

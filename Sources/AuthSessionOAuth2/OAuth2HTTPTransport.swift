@@ -33,7 +33,9 @@ public protocol OAuth2HTTPTransport: Sendable {
 /// An HTTP answer: status, headers, body.
 ///
 /// All operations are thread-safe.
-public struct OAuth2HTTPResponse: Sendable, Hashable {
+public struct OAuth2HTTPResponse: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
 
     /// The HTTP status code.
     public var statusCode: Int
@@ -65,5 +67,23 @@ public struct OAuth2HTTPResponse: Sendable, Hashable {
     /// - Returns: Its value.
     public func header(_ name: String) -> String? {
         headers[name.lowercased()]
+    }
+
+    /// The status, the header names and the body's size; never a header value or the body,
+    /// which may carry tokens or cookies.
+    public var description: String {
+        "OAuth2HTTPResponse(\(statusCode), headers: [\(headers.keys.sorted().joined(separator: ", "))], body: \(body.count) bytes)"
+    }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+
+    /// A mirror with the status, the header names and the body's size only.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: ["statusCode": statusCode, "headerNames": headers.keys.sorted(), "bodySize": body.count],
+            displayStyle: .struct
+        )
     }
 }

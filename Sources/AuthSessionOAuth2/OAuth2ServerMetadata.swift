@@ -113,9 +113,12 @@ public struct OAuth2ServerMetadata: Sendable, Hashable {
 
     /// Fetches and merges the server's metadata documents.
     ///
-    /// Every URL of ``metadataURLs(for:)`` is asked; a 404 is skipped, any other failure is
-    /// thrown. Fields come from the first document that has them, RFC 8414's first. Each
-    /// document's `issuer` must equal `issuer` (RFC 8414 §3.3; a trailing slash aside).
+    /// Every URL of ``metadataURLs(for:)`` is asked; one that fails (a 404, an HTML page, a
+    /// network error) is skipped while another answers. Fields come from the first document
+    /// that has them, RFC 8414's first. Each document's `issuer` must equal `issuer` (RFC 8414
+    /// §3.3; a trailing slash aside), or discovery fails. Discovery never throws a terminal
+    /// error: with no document, the error is transient when a failure was, else
+    /// misconfiguration.
     ///
     /// - Parameters:
     ///   - issuer: The issuer URL.
@@ -132,13 +135,23 @@ public struct OAuth2ServerMetadata: Sendable, Hashable {
         allowsInsecureHTTP: Bool = false
     ) async throws(RemoteAuthError) -> OAuth2ServerMetadata {
         var documents: [[String: JSONValue]] = []
+        var failures: [RemoteAuthError] = []
         for url in metadataURLs(for: issuer) {
             try HTTPExchange.checkScheme(of: url, allowsInsecureHTTP: allowsInsecureHTTP)
             var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
             request.setValue("application/json", forHTTPHeaderField: "Accept")
-            let response = try await transport.send(request, maximumResponseSize: 256 * 1024)
-            if response.statusCode == 404 { continue }
-            let document = try HTTPExchange.jsonObject(from: response)
+            let document: [String: JSONValue]
+            do {
+                document = try HTTPExchange.jsonObject(
+                    from: try await transport.send(request, maximumResponseSize: 256 * 1024)
+                )
+            } catch  where error.reason == .cancelled {
+                throw error
+            } catch {
+                // One missing or broken document is not a failure while another one answers.
+                failures.append(error)
+                continue
+            }
             guard let documentIssuer = document["issuer"]?.stringValue,
                 normalized(documentIssuer) == normalized(issuer.absoluteString)
             else {
@@ -147,7 +160,9 @@ public struct OAuth2ServerMetadata: Sendable, Hashable {
             documents.append(document)
         }
         guard !documents.isEmpty else {
-            throw RemoteAuthError(.httpStatus(404), statusCode: 404)
+            // Nothing to sign a user out for here: a failure is transient or a setup problem.
+            if let transient = failures.first(where: { $0.isRetryable }) { throw transient }
+            throw RemoteAuthError(.unsupported("no metadata document at the issuer"))
         }
         func url(_ name: String) -> URL? {
             documents.lazy.compactMap { $0[name]?.stringValue.flatMap(URL.init(string:)) }.first

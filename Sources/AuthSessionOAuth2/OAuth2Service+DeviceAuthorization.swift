@@ -101,10 +101,11 @@ extension OAuth2Service {
             client: configuration.client,
             timeout: configuration.requestTimeout
         )
-        let registrations = registerSecrets(in: fields)
-        defer { for registration in registrations { registration.cancel() } }
-        let response = try await send(request)
-        let object = try HTTPExchange.jsonObject(from: response)
+        let (response, object) = try await withSecrets(of: fields) {
+            () throws(RemoteAuthError) -> (OAuth2HTTPResponse, [String: JSONValue]) in
+            let response = try await send(request)
+            return (response, try HTTPExchange.jsonObject(from: response))
+        }
         func invalid(_ what: String) -> RemoteAuthError {
             RemoteAuthError(.invalidResponse(what), statusCode: response.statusCode)
         }
@@ -147,8 +148,9 @@ extension OAuth2Service {
     ///
     /// Waits ``DeviceAuthorization/interval`` before each poll, on the service's clock.
     /// `authorization_pending` polls again; `slow_down` adds 5 seconds to the interval for the
-    /// rest of the flow; a transient failure doubles the interval (at most a minute) and polls
-    /// again. It ends with the tokens, or when the codes expire, the user declines, or the
+    /// rest of the flow; a transient failure doubles the interval (up to a minute, never below
+    /// what the server asked) and polls again. An interval under a second, or not a number,
+    /// counts as 5 seconds. It ends with the tokens, or when the codes expire, the user declines, or the
     /// calling task is cancelled.
     ///
     /// - Parameter authorization: What ``startDeviceAuthorization(scope:)`` returned.
@@ -161,7 +163,8 @@ extension OAuth2Service {
     ) async throws(RemoteAuthError)
         -> IssuedTokens
     {
-        var interval = authorization.interval
+        // A made-up authorization may carry any interval: never poll faster than once a second.
+        var interval = authorization.interval.isFinite && authorization.interval >= 1 ? authorization.interval : 5
         let grant = AuthGrant.deviceCode(authorization.deviceCode)
         while true {
             do {
@@ -183,7 +186,8 @@ extension OAuth2Service {
                     continue
                 default:
                     guard error.isRetryable else { throw error }
-                    interval = min(60, interval * 2)
+                    // Back off, but never below what the server asked for (`slow_down` included).
+                    interval = max(interval, min(60, interval * 2))
                 }
             }
         }

@@ -106,7 +106,10 @@ public struct OAuth2Service: RemoteAuthService {
 
     /// Presents `refreshToken` at the token endpoint (RFC 6749 §6).
     ///
-    /// An ID token in the answer must pass the claim checks (without `nonce`). The userinfo
+    /// An ID token in the answer must pass the identity checks (`iss`, `aud`, `azp`); its time
+    /// claims are not checked, because the server has already rotated the tokens and a device
+    /// clock minutes off must not throw them away. OpenID Connect also asks that its `sub`
+    /// equal the session's: compare ``IssuedTokens/user`` with the session's user. The userinfo
     /// endpoint is not asked: the new tokens are never put at risk by a second request.
     ///
     /// - Parameters:
@@ -119,7 +122,7 @@ public struct OAuth2Service: RemoteAuthService {
         if let scope, !scope.isEmpty {
             fields.append(("scope", scope.joined(separator: " ")))
         }
-        return try await requestTokens(fields: fields, expectedNonce: nil)
+        return try await requestTokens(fields: fields, expectedNonce: nil, isRefresh: true)
     }
 
     /// Revokes `token` at the revocation endpoint (RFC 7009).
@@ -128,38 +131,46 @@ public struct OAuth2Service: RemoteAuthService {
     ///   - token: The token.
     ///   - kind: Which token it is (`token_type_hint`).
     /// - Throws: `RemoteAuthError`; `RemoteAuthError.Reason.unsupported(_:)` without a
-    ///   revocation endpoint.
+    ///   revocation endpoint. An unknown, expired or already revoked token is not an error,
+    ///   also from servers that answer it with `invalid_token` or `invalid_grant`.
     public func revoke(_ token: String, kind: TokenKind) async throws(RemoteAuthError) {
         guard let url = configuration.endpoints.revocation else {
             throw RemoteAuthError(.unsupported("no revocation endpoint"))
         }
         let fields = [("token", token), ("token_type_hint", kind.rawValue)]
-        let registrations = registerSecrets(in: fields)
-        defer { for registration in registrations { registration.cancel() } }
-        let request = HTTPExchange.formPost(
-            to: url,
-            fields: fields,
-            client: configuration.client,
-            timeout: configuration.requestTimeout
-        )
-        let response = try await send(request)
-        guard (200..<300).contains(response.statusCode) else { throw HTTPExchange.error(from: response) }
+        try await withSecrets(of: fields) { () throws(RemoteAuthError) in
+            let request = HTTPExchange.formPost(
+                to: url,
+                fields: fields,
+                client: configuration.client,
+                timeout: configuration.requestTimeout
+            )
+            let response = try await send(request)
+            guard !(200..<300).contains(response.statusCode) else { return }
+            let error = HTTPExchange.error(from: response)
+            // Some servers (Google) answer a token that is already dead with an error: it is revoked.
+            guard error.serverCode == "invalid_token" || error.serverCode == "invalid_grant" else { throw error }
+        }
     }
 
     /// Whether the credential behind `session` stands, from introspection or, without an
     /// introspection endpoint, userinfo.
     ///
     /// An OAuth 2.0 server can only say whether an access token is active. An inactive token
-    /// whose expiry has passed says nothing about the session (the refresh will tell), so it
-    /// counts as `CredentialState.authorized`; an inactive token that should still be valid
-    /// is `CredentialState.revoked`. With neither endpoint the answer is
+    /// whose expiry has passed, or is within ``OAuth2Configuration/clockLeeway`` of it, says
+    /// nothing about the session (the clocks may differ; the refresh will tell), so it counts
+    /// as `CredentialState.authorized`; an inactive token that should be valid for longer than
+    /// that is `CredentialState.revoked`. With neither endpoint the answer is
     /// `CredentialState.authorized`: nothing is known against the session.
+    ///
+    /// Pass the session as it is now: an access token replaced by a refresh is inactive at
+    /// servers that revoke the previous one.
     ///
     /// - Parameter session: The session.
     /// - Returns: The state.
     /// - Throws: `RemoteAuthError`: a network failure says nothing about the credential.
     public func credentialState(for session: ManagedSession) async throws(RemoteAuthError) -> CredentialState {
-        let isLocallyValid = session.expiresAt > clock.now.timeIntervalSince1970
+        let isLocallyValid = session.expiresAt > clock.now.timeIntervalSince1970 + configuration.clockLeeway
         if configuration.endpoints.introspection != nil {
             let introspection = try await introspect(session.accessToken, kind: .accessToken)
             return introspection.isActive || !isLocallyValid ? .authorized : .revoked
@@ -168,7 +179,7 @@ public struct OAuth2Service: RemoteAuthService {
             do {
                 _ = try await userInfo(accessToken: session.accessToken)
                 return .authorized
-            } catch  where error.kind == .terminal {
+            } catch  where error.reason == .accessTokenRejected {
                 return isLocallyValid ? .revoked : .authorized
             }
         }
@@ -196,23 +207,24 @@ public struct OAuth2Service: RemoteAuthService {
             fields.append(("token_type_hint", kind.rawValue))
         }
         let client = configuration.introspectionClient ?? configuration.client
-        let registrations = registerSecrets(in: fields, client: client)
-        defer { for registration in registrations { registration.cancel() } }
-        let request = HTTPExchange.formPost(
-            to: url,
-            fields: fields,
-            client: client,
-            timeout: configuration.requestTimeout
-        )
-        let object = try HTTPExchange.jsonObject(from: try await send(request))
-        return try TokenIntrospection(object)
+        return try await withSecrets(of: fields, client: client) { () throws(RemoteAuthError) in
+            let request = HTTPExchange.formPost(
+                to: url,
+                fields: fields,
+                client: client,
+                timeout: configuration.requestTimeout
+            )
+            let object = try HTTPExchange.jsonObject(from: try await send(request))
+            return try TokenIntrospection(object)
+        }
     }
 
     /// Asks the userinfo endpoint who the user of `accessToken` is.
     ///
     /// - Parameter accessToken: The access token.
     /// - Returns: The user: `sub`, `name`, `email`, and the other string claims.
-    /// - Throws: `RemoteAuthError`; `invalid_token` (terminal) for a token the server refuses.
+    /// - Throws: `RemoteAuthError`; `RemoteAuthError.Reason.accessTokenRejected` (transient:
+    ///   refresh, then try again) for an access token the server refuses, expired or revoked.
     public func userInfo(accessToken: String) async throws(RemoteAuthError) -> ManagedUser {
         guard let url = configuration.endpoints.userInfo else {
             throw RemoteAuthError(.unsupported("no userinfo endpoint"))
@@ -223,10 +235,15 @@ public struct OAuth2Service: RemoteAuthService {
             timeoutInterval: configuration.requestTimeout
         )
         request.setValue("Bearer \(accessToken)", forHTTPHeaderField: "Authorization")
-        let registration = SecretRedactor.register(accessToken)
-        defer { registration.cancel() }
         request.setValue("application/json", forHTTPHeaderField: "Accept")
-        let object = try HTTPExchange.jsonObject(from: try await send(request))
+        let object = try await withSecrets(of: [("access_token", accessToken)]) {
+            () throws(RemoteAuthError) -> [String: JSONValue] in
+            do throws(RemoteAuthError) {
+                return try HTTPExchange.jsonObject(from: try await send(request))
+            } catch  where error.serverCode == "invalid_token" {
+                throw RemoteAuthError(.accessTokenRejected, statusCode: error.statusCode)
+            }
+        }
         guard let subject = object["sub"]?.stringValue, !subject.isEmpty else {
             throw RemoteAuthError(.invalidResponse("userinfo has no sub"))
         }
@@ -253,44 +270,65 @@ public struct OAuth2Service: RemoteAuthService {
         return try await transport.send(request, maximumResponseSize: configuration.maximumResponseSize)
     }
 
-    /// Registers the secrets a request carries (token, code, password, client secret) for exact
-    /// redaction while its answer is read, so a server that echoes one in its error description
-    /// cannot put it into an error.
-    func registerSecrets(in fields: [(String, String)], client: OAuth2Client? = nil) -> [SecretRegistration] {
+    /// Runs `body` with the secrets a request carries (token, code, password, client secret)
+    /// registered for exact redaction, and scrubs them from any error it throws, however short:
+    /// a server that echoes one in its error description cannot put it into an error.
+    func withSecrets<Value>(
+        of fields: [(String, String)],
+        client: OAuth2Client? = nil,
+        _ body: () async throws(RemoteAuthError) -> Value
+    ) async throws(RemoteAuthError) -> Value {
         let notSecret: Set<String> = ["grant_type", "scope", "token_type_hint", "redirect_uri", "client_id"]
         var secrets = fields.filter { !notSecret.contains($0.0) }.map(\.1)
         switch (client ?? configuration.client).authentication {
         case .none: break
         case .clientSecretBasic(let secret), .clientSecretPost(let secret): secrets.append(secret)
         }
-        return secrets.map(SecretRedactor.register)
+        let registrations = secrets.map(SecretRedactor.register)
+        defer {
+            for registration in registrations {
+                registration.cancel()
+            }
+        }
+        do {
+            return try await body()
+        } catch {
+            throw error.scrubbing(secrets)
+        }
     }
 
     /// POSTs `fields` to the token endpoint and reads the token answer.
     func requestTokens(
         fields: [(String, String)],
-        expectedNonce: String?
+        expectedNonce: String?,
+        isRefresh: Bool = false
     ) async throws(RemoteAuthError)
         -> IssuedTokens
     {
-        let registrations = registerSecrets(in: fields)
-        defer { for registration in registrations { registration.cancel() } }
-        let request = HTTPExchange.formPost(
-            to: configuration.endpoints.token,
-            fields: fields,
-            client: configuration.client,
-            timeout: configuration.requestTimeout
-        )
-        let response = try await send(request)
-        let object = try HTTPExchange.jsonObject(from: response)
-        return try tokens(from: object, status: response.statusCode, expectedNonce: expectedNonce)
+        try await withSecrets(of: fields) { () throws(RemoteAuthError) in
+            let request = HTTPExchange.formPost(
+                to: configuration.endpoints.token,
+                fields: fields,
+                client: configuration.client,
+                timeout: configuration.requestTimeout
+            )
+            let response = try await send(request)
+            let object = try HTTPExchange.jsonObject(from: response)
+            return try tokens(
+                from: object,
+                status: response.statusCode,
+                expectedNonce: expectedNonce,
+                isRefresh: isRefresh
+            )
+        }
     }
 
     /// Reads a token answer (RFC 6749 §5.1), field by field.
     func tokens(
         from object: [String: JSONValue],
         status: Int,
-        expectedNonce: String?
+        expectedNonce: String?,
+        isRefresh: Bool = false
     ) throws(RemoteAuthError)
         -> IssuedTokens
     {
@@ -342,7 +380,8 @@ public struct OAuth2Service: RemoteAuthService {
                     clientID: configuration.client.id,
                     expectedNonce: expectedNonce,
                     now: clock.now,
-                    leeway: configuration.idTokenLeeway
+                    leeway: configuration.clockLeeway,
+                    checksTimeClaims: !isRefresh
                 )
                 idToken = token
                 user = claims.user

@@ -42,7 +42,11 @@ public final class URLSessionTransport: OAuth2HTTPTransport {
         session.finishTasksAndInvalidate()
     }
 
-    /// Sends `request` as a data task; see ``OAuth2HTTPTransport/send(_:maximumResponseSize:)``.
+    /// Sends `request` as a data task; see `OAuth2HTTPTransport.send(_:maximumResponseSize:)`.
+    ///
+    /// The caller is resumed exactly once: by the answer, by its cancellation, or by the timeout,
+    /// whichever comes first; the data task is then cancelled if it still runs. A timeout that is
+    /// not a positive finite number of seconds counts as 60, and one over a day as a day.
     ///
     /// - Parameters:
     ///   - request: The request.
@@ -57,63 +61,147 @@ public final class URLSessionTransport: OAuth2HTTPTransport {
         -> OAuth2HTTPResponse
     {
         if Task.isCancelled { throw RemoteAuthError(.cancelled) }
+        var request = request
+        request.timeoutInterval = Self.clampedTimeout(request.timeoutInterval)
         let task = session.dataTask(with: request)
+        let call = PendingCall(limit: max(0, maximumResponseSize))
+        delegate.register(call, for: task)
+        defer { delegate.unregister(task) }
+        let timeout = request.timeoutInterval
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation {
                 (continuation: CheckedContinuation<Result<OAuth2HTTPResponse, RemoteAuthError>, Never>) in
-                delegate.start(task, limit: maximumResponseSize, continuation: continuation)
-                task.resume()
-                let timeout = request.timeoutInterval
-                if timeout > 0, timeout.isFinite {
-                    let delegate = self.delegate
-                    DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
-                        if delegate.markTimedOut(task) {
-                            task.cancel()
-                        }
-                    }
-                }
-                // A cancellation that came before the task was registered found nothing to cancel.
-                if Task.isCancelled {
+                guard call.attach(continuation) else {
+                    // Cancelled before it started: the caller has its answer; never send it.
                     task.cancel()
+                    return
+                }
+                task.resume()
+                DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+                    if call.finish(.failure(RemoteAuthError(.timedOut))) {
+                        task.cancel()
+                    }
                 }
             }
         } onCancel: {
-            task.cancel()
+            if call.finish(.failure(RemoteAuthError(.cancelled))) {
+                task.cancel()
+            }
         }
         return try result.get()
     }
+
+    /// A request timeout the platform can take: positive, finite, at most a day.
+    static func clampedTimeout(_ timeout: TimeInterval) -> TimeInterval {
+        guard timeout > 0, timeout.isFinite else { return 60 }
+        return min(timeout, 86_400)
+    }
 }
 
-/// The delegate of a ``URLSessionTransport``'s session: collects each task's answer and resumes
-/// its caller exactly once.
-private final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendable {
+/// One request's answer as it arrives, and the caller waiting for it: resumed exactly once, by
+/// whichever of the answer, a cancellation or the timeout finishes the call first.
+private final class PendingCall: Sendable {
 
-    private struct Exchange {
-        var continuation: CheckedContinuation<Result<OAuth2HTTPResponse, RemoteAuthError>, Never>
-        var limit: Int
+    private struct State {
+        var continuation: CheckedContinuation<Result<OAuth2HTTPResponse, RemoteAuthError>, Never>?
+        var outcome: Result<OAuth2HTTPResponse, RemoteAuthError>?
         var response: HTTPURLResponse?
         var body = Data()
-        var exceededLimit = false
-        var timedOut = false
     }
 
-    private let exchanges = ConcurrencySafeContainer<[Int: Exchange]>([:])
+    let limit: Int
+    private let state = ConcurrencySafeContainer(State())
 
-    func start(
-        _ task: URLSessionTask,
-        limit: Int,
-        continuation: CheckedContinuation<Result<OAuth2HTTPResponse, RemoteAuthError>, Never>
-    ) {
-        exchanges.withLock { $0[task.taskIdentifier] = Exchange(continuation: continuation, limit: limit) }
+    init(limit: Int) {
+        self.limit = limit
     }
 
-    /// Marks the exchange of `task` as timed out; `false` when it has already ended.
-    func markTimedOut(_ task: URLSessionTask) -> Bool {
-        exchanges.withLock { exchanges in
-            guard exchanges[task.taskIdentifier] != nil else { return false }
-            exchanges[task.taskIdentifier]?.timedOut = true
+    /// Gives the call its waiting caller; `false` (and the caller resumed at once) when the call
+    /// has already finished.
+    func attach(_ continuation: CheckedContinuation<Result<OAuth2HTTPResponse, RemoteAuthError>, Never>) -> Bool {
+        let outcome = state.withLock { state -> Result<OAuth2HTTPResponse, RemoteAuthError>? in
+            if let outcome = state.outcome { return outcome }
+            state.continuation = continuation
+            return nil
+        }
+        guard let outcome else { return true }
+        continuation.resume(returning: outcome)
+        return false
+    }
+
+    /// Finishes the call with `outcome` unless it has finished already; `true` if this did.
+    @discardableResult
+    func finish(_ outcome: Result<OAuth2HTTPResponse, RemoteAuthError>) -> Bool {
+        let continuation = state.withLock {
+            state -> CheckedContinuation<Result<OAuth2HTTPResponse, RemoteAuthError>, Never>?? in
+            guard state.outcome == nil else { return .none }
+            state.outcome = outcome
+            state.body = Data()
+            defer { state.continuation = nil }
+            return .some(state.continuation)
+        }
+        guard let continuation else { return false }
+        continuation?.resume(returning: outcome)
+        return true
+    }
+
+    /// Keeps the response head; `false` when its announced length is over the limit.
+    func receive(_ response: URLResponse) -> Bool {
+        state.withLock { $0.response = response as? HTTPURLResponse }
+        return response.expectedContentLength <= Int64(limit)
+    }
+
+    /// Appends body bytes; `false` once the body is over the limit.
+    func append(_ data: Data) -> Bool {
+        state.withLock { state in
+            guard state.outcome == nil else { return true }
+            guard state.body.count + data.count <= limit else { return false }
+            state.body.append(data)
             return true
         }
+    }
+
+    /// Finishes the call from the task's completion.
+    func complete(error: (any Error)?) {
+        let (response, body) = state.withLock { ($0.response, $0.body) }
+        if let error {
+            let code = (error as? URLError)?.code ?? URLError.Code.unknown
+            switch code {
+            case .timedOut: finish(.failure(RemoteAuthError(.timedOut)))
+            case .cancelled: finish(.failure(RemoteAuthError(.cancelled)))
+            default: finish(.failure(RemoteAuthError(.network(code: code.rawValue))))
+            }
+            return
+        }
+        guard let response else {
+            finish(.failure(RemoteAuthError(.invalidResponse("no HTTP response"))))
+            return
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in response.allHeaderFields {
+            if let name = name as? String, let value = value as? String {
+                headers[name.lowercased()] = value
+            }
+        }
+        finish(.success(OAuth2HTTPResponse(statusCode: response.statusCode, headers: headers, body: body)))
+    }
+}
+
+/// The delegate of a ``URLSessionTransport``'s session: routes each task's events to its call.
+private final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendable {
+
+    private let calls = ConcurrencySafeContainer<[Int: PendingCall]>([:])
+
+    func register(_ call: PendingCall, for task: URLSessionTask) {
+        calls.withLock { $0[task.taskIdentifier] = call }
+    }
+
+    func unregister(_ task: URLSessionTask) {
+        calls.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
+    }
+
+    private func call(for task: URLSessionTask) -> PendingCall? {
+        calls.withLock { $0[task.taskIdentifier] }
     }
 
     func urlSession(
@@ -122,31 +210,20 @@ private final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendabl
         didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
-        let tooLarge = exchanges.withLock { exchanges -> Bool in
-            guard var exchange = exchanges[dataTask.taskIdentifier] else { return false }
-            exchange.response = response as? HTTPURLResponse
-            exchange.exceededLimit = response.expectedContentLength > Int64(exchange.limit)
-            exchanges[dataTask.taskIdentifier] = exchange
-            return exchange.exceededLimit
+        guard let call = call(for: dataTask), !call.receive(response) else {
+            completionHandler(.allow)
+            return
         }
-        completionHandler(tooLarge ? .cancel : .allow)
+        // FoundationNetworking ignores `.cancel` here: finish the call and cancel the task too.
+        call.finish(.failure(RemoteAuthError(.responseTooLarge(limit: call.limit))))
+        completionHandler(.cancel)
+        dataTask.cancel()
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let tooLarge = exchanges.withLock { exchanges -> Bool in
-            guard var exchange = exchanges[dataTask.taskIdentifier], !exchange.exceededLimit else { return false }
-            if exchange.body.count + data.count > exchange.limit {
-                exchange.exceededLimit = true
-                exchange.body = Data()
-            } else {
-                exchange.body.append(data)
-            }
-            exchanges[dataTask.taskIdentifier] = exchange
-            return exchange.exceededLimit
-        }
-        if tooLarge {
-            dataTask.cancel()
-        }
+        guard let call = call(for: dataTask), !call.append(data) else { return }
+        call.finish(.failure(RemoteAuthError(.responseTooLarge(limit: call.limit))))
+        dataTask.cancel()
     }
 
     func urlSession(
@@ -160,37 +237,6 @@ private final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendabl
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        exchange.continuation.resume(returning: Self.result(of: exchange, error: error))
-    }
-
-    private static func result(
-        of exchange: Exchange,
-        error: (any Error)?
-    ) -> Result<OAuth2HTTPResponse, RemoteAuthError> {
-        if exchange.exceededLimit {
-            return .failure(RemoteAuthError(.responseTooLarge(limit: exchange.limit)))
-        }
-        if exchange.timedOut {
-            return .failure(RemoteAuthError(.timedOut))
-        }
-        if let error {
-            let code = (error as? URLError)?.code ?? URLError.Code.unknown
-            switch code {
-            case .timedOut: return .failure(RemoteAuthError(.timedOut))
-            case .cancelled: return .failure(RemoteAuthError(.cancelled))
-            default: return .failure(RemoteAuthError(.network(code: code.rawValue)))
-            }
-        }
-        guard let response = exchange.response else {
-            return .failure(RemoteAuthError(.invalidResponse("no HTTP response")))
-        }
-        var headers: [String: String] = [:]
-        for (name, value) in response.allHeaderFields {
-            if let name = name as? String, let value = value as? String {
-                headers[name.lowercased()] = value
-            }
-        }
-        return .success(OAuth2HTTPResponse(statusCode: response.statusCode, headers: headers, body: exchange.body))
+        call(for: task)?.complete(error: error)
     }
 }

@@ -102,8 +102,45 @@ import Testing
         let error = await #expect(throws: RemoteAuthError.self) {
             try await Fixture.service(transport).userInfo(accessToken: Fixture.accessToken)
         }
-        #expect(error?.reason == .server(code: "invalid_token"))
-        #expect(error?.kind == .terminal)
+        #expect(error?.reason == .accessTokenRejected, "an expired access token is refused the same way")
+        #expect(error?.kind == .transient, "refresh, do not sign out")
+    }
+
+    @Test(arguments: [
+        #"Bearer realm="api", error="invalid_token""#, #"Bearer error=invalid_token"#,
+        #"Bearer Error="invalid_token", error_description="expired""#,
+        #"Bearer realm="x error="fake"", error="invalid_token""#,
+    ])
+    func bearerChallengeForms(challenge: String) async throws {
+        let transport = StubTransport(OAuth2HTTPResponse(statusCode: 401, headers: ["WWW-Authenticate": challenge]))
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).userInfo(accessToken: Fixture.accessToken)
+        }
+        #expect(error?.reason == .accessTokenRejected, "\(challenge)")
+    }
+
+    @Test func errorObjectWithAWrongContentTypeIsStillRead() async throws {
+        let transport = StubTransport(
+            OAuth2HTTPResponse(
+                statusCode: 400,
+                headers: ["Content-Type": "text/plain"],
+                body: Data(#"{"error": "invalid_grant"}"#.utf8)
+            )
+        )
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).refresh(Fixture.refreshToken, scope: nil)
+        }
+        #expect(error?.serverCode == "invalid_grant")
+    }
+
+    @Test func retryAfterExtremesNeitherCrashNorTruncate() {
+        #expect(RetryAfter(headerValue: "0000000000005") == .seconds(5))
+        #expect(RetryAfter(headerValue: String(repeating: "9", count: 40))!.delay(from: Date()) > 1e30)
+        for value in [RetryAfter.seconds(.infinity), .seconds(.nan), .seconds(1e300), .seconds(-1e300)] {
+            let error = RemoteAuthError(.httpStatus(503), statusCode: 503, retryAfter: value)
+            #expect(!error.description.isEmpty)
+        }
+        #expect(RetryAfter.seconds(.nan).delay(from: Date()) == 0)
     }
 
     @Test func transportFailuresAreTransient() async throws {

@@ -156,7 +156,10 @@ final class ScriptedCalls: Sendable {
         (RemoteAuthError(.network(code: -1009)), false),  // offline
         (RemoteAuthError(.network(code: -1003)), false),  // no such host
         (RemoteAuthError(.httpStatus(503), statusCode: 503), false),
-        (RemoteAuthError(.httpStatus(500), statusCode: 500), false),
+        (RemoteAuthError(.httpStatus(500), statusCode: 500), true),  // it may have failed after committing
+        (RemoteAuthError(.server(code: "server_error"), statusCode: 500), true),
+        (RemoteAuthError(.server(code: "gateway_timeout"), statusCode: 504), true),
+        (RemoteAuthError(.httpStatus(429), statusCode: 429), false),
         (RemoteAuthError(.server(code: "invalid_grant"), statusCode: 400), false),
         (RemoteAuthError(.timedOut), true),
         (RemoteAuthError(.network(code: -1005)), true),  // connection lost mid-answer

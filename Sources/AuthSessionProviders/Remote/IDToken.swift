@@ -133,13 +133,18 @@ public struct IDTokenClaims: Sendable, Hashable {
     ///   - expectedNonce: The nonce the authorization request sent, if any.
     ///   - now: The current date.
     ///   - leeway: Seconds of clock difference tolerated; 60 by default.
+    ///   - checksTimeClaims: Whether `exp`, `iat` and `nbf` are checked. A client checking the
+    ///     ID token of a refresh passes `false`: the server has already rotated the tokens, and a
+    ///     device clock minutes off must not throw the new tokens away (the old refresh token is
+    ///     spent).
     /// - Throws: The first ``IDTokenValidationError`` found.
     public func validate(
         issuer: String,
         clientID: String,
         expectedNonce: String? = nil,
         now: Date,
-        leeway: TimeInterval = 60
+        leeway: TimeInterval = 60,
+        checksTimeClaims: Bool = true
     ) throws(IDTokenValidationError) {
         guard self.issuer == issuer else {
             throw .issuerMismatch(expected: issuer, actual: Self.shortened(self.issuer))
@@ -153,10 +158,12 @@ public struct IDTokenClaims: Sendable, Hashable {
         if audience.count > 1, authorizedParty == nil {
             throw .missingClaim("azp")
         }
-        guard now.addingTimeInterval(-leeway) < expiresAt else { throw .expired(at: expiresAt) }
-        guard issuedAt <= now.addingTimeInterval(leeway) else { throw .issuedInFuture(at: issuedAt) }
-        if let notBefore, notBefore > now.addingTimeInterval(leeway) {
-            throw .notYetValid(until: notBefore)
+        if checksTimeClaims {
+            guard now.addingTimeInterval(-leeway) < expiresAt else { throw .expired(at: expiresAt) }
+            guard issuedAt <= now.addingTimeInterval(leeway) else { throw .issuedInFuture(at: issuedAt) }
+            if let notBefore, notBefore > now.addingTimeInterval(leeway) {
+                throw .notYetValid(until: notBefore)
+            }
         }
         if let expectedNonce, nonce != expectedNonce {
             throw .nonceMismatch

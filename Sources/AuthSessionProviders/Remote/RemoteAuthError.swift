@@ -16,7 +16,7 @@ import Foundation
 /// appears in any property or in ``description``.
 ///
 /// All operations are thread-safe.
-public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertible, CustomReflectable {
 
     /// What the caller must do about an error.
     ///
@@ -70,6 +70,10 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
 
         /// The caller cancelled.
         case cancelled
+
+        /// A resource endpoint (userinfo) refused the access token (`invalid_token`, RFC 6750):
+        /// it expired or was revoked. Refresh it; the refresh says whether the session is over.
+        case accessTokenRejected
     }
 
     /// What went wrong.
@@ -78,8 +82,14 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
     /// The HTTP status of the answer, if there was one.
     public var statusCode: Int?
 
-    /// The server's `error_description`, redacted and shortened, if it sent one.
-    public var serverDescription: String?
+    /// The server's `error_description`, redacted, shortened and cleaned, if it sent one; a value
+    /// set later is cleaned the same way.
+    public var serverDescription: String? {
+        get { sanitizedServerDescription }
+        set { sanitizedServerDescription = newValue.map(Self.sanitized) }
+    }
+
+    private var sanitizedServerDescription: String?
 
     /// How long the server asked the client to wait (`Retry-After`), if it did.
     public var retryAfter: RetryAfter?
@@ -99,14 +109,14 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
     ) {
         self.reason = reason
         self.statusCode = statusCode
-        self.serverDescription = serverDescription.map(Self.sanitized)
+        self.sanitizedServerDescription = serverDescription.map(Self.sanitized)
         self.retryAfter = retryAfter
     }
 
     /// What the caller must do.
     public var kind: Kind {
         switch reason {
-        case .network, .timedOut, .invalidResponse, .responseTooLarge, .cancelled:
+        case .network, .timedOut, .invalidResponse, .responseTooLarge, .cancelled, .accessTokenRejected:
             return .transient
         case .httpStatus(let status):
             return Self.kind(ofStatus: status)
@@ -130,7 +140,8 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
 
     /// Whether the server may have acted on the request although the client has no usable
     /// answer: a timeout, a connection lost after the request was sent, a garbled or cut answer,
-    /// a gateway that gave up waiting (502, 504), a cancellation.
+    /// an internal server error (500, `server_error`), a gateway that gave up waiting (502, 504),
+    /// a cancellation.
     ///
     /// `false` when the failure proves the request did not take effect: no connection could be
     /// opened, or the server answered with an error. A call that must not run twice (a refresh
@@ -141,13 +152,20 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
         case .network(let code):
             return !Self.codesBeforeSending.contains(code)
         case .httpStatus(let status):
-            return status == 502 || status == 504
+            return Self.uncertainStatuses.contains(status)
+        case .server(let code):
+            return code == "server_error" || statusCode.map(Self.uncertainStatuses.contains) == true
         case .timedOut, .invalidResponse, .responseTooLarge, .cancelled, .unsupportedTokenType, .invalidIDToken:
             return true
-        case .server, .unsupported:
+        case .unsupported, .accessTokenRejected:
             return false
         }
     }
+
+    /// Statuses after which the server may have acted: an internal error (it may have failed
+    /// after committing), a gateway that lost or gave up on the upstream's answer. A 503, 429 or
+    /// 408 says the request was not handled.
+    private static let uncertainStatuses: Set<Int> = [500, 502, 504]
 
     /// `URLError` codes that mean the request never left the client: bad URL, no network, no
     /// host, no connection, a failed TLS handshake.
@@ -156,7 +174,13 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
         -1205, -1206,
     ]
 
-    /// The kind, the reason, the status, the server's code and description, and `Retry-After`.
+    /// The description only, so `dump` and debuggers show nothing that was not cleaned.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["description": description], displayStyle: .struct)
+    }
+
+    /// The kind, the reason, the status, the server's code and description, and `Retry-After`;
+    /// every text from outside is redacted and cleaned.
     public var description: String {
         var parts = [kind.rawValue, Self.text(of: reason)]
         if let statusCode, !Self.reasonShowsStatus(reason) {
@@ -202,13 +226,14 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
         case .network(let code): return "network error \(code)"
         case .timedOut: return "timed out"
         case .httpStatus(let status): return "HTTP \(status)"
-        case .server(let code): return code
-        case .invalidResponse(let what): return "invalid response: \(what)"
+        case .server(let code): return sanitized(code)
+        case .invalidResponse(let what): return "invalid response: \(sanitized(what))"
         case .responseTooLarge(let limit): return "response larger than \(limit) bytes"
-        case .unsupportedTokenType(let type): return "unsupported token type \"\(type)\""
+        case .unsupportedTokenType(let type): return "unsupported token type \"\(sanitized(type))\""
         case .invalidIDToken(let error): return "invalid ID token: \(error)"
-        case .unsupported(let what): return "unsupported: \(what)"
+        case .unsupported(let what): return "unsupported: \(sanitized(what))"
         case .cancelled: return "cancelled"
+        case .accessTokenRejected: return "access token rejected"
         }
     }
 
@@ -217,16 +242,40 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
         return false
     }
 
+    /// This error with every exact occurrence of `secrets` (at least 3 characters long) replaced
+    /// by the redaction placeholder in each text it carries: for secrets a request sent that are
+    /// too short for `SecretRedactor` registration (a short password or client secret).
+    package func scrubbing(_ secrets: [String]) -> RemoteAuthError {
+        let secrets = secrets.filter { $0.count >= 3 }.sorted { $0.count > $1.count }
+        guard !secrets.isEmpty else { return self }
+        func scrub(_ text: String) -> String {
+            secrets.reduce(text) { $0.replacingOccurrences(of: $1, with: SecretRedactor.placeholder) }
+        }
+        var copy = self
+        switch reason {
+        case .server(let code): copy.reason = .server(code: scrub(code))
+        case .invalidResponse(let what): copy.reason = .invalidResponse(scrub(what))
+        case .unsupportedTokenType(let type): copy.reason = .unsupportedTokenType(scrub(type))
+        case .unsupported(let what): copy.reason = .unsupported(scrub(what))
+        default: break
+        }
+        copy.sanitizedServerDescription = sanitizedServerDescription.map(scrub)
+        return copy
+    }
+
     /// The longest server description kept, in characters.
     static let descriptionLimit = 200
 
-    /// A server's text made safe to show: secrets redacted, control characters replaced,
-    /// shortened.
+    /// A server's text made safe to show: secrets redacted; control, format (bidirectional
+    /// overrides) and line-separator characters replaced; shortened.
     package static func sanitized(_ text: String) -> String {
         let cleaned = String(
             String.UnicodeScalarView(
                 text.unicodeScalars.map { scalar in
-                    scalar.properties.generalCategory == .control ? " " : scalar
+                    switch scalar.properties.generalCategory {
+                    case .control, .format, .lineSeparator, .paragraphSeparator: return " "
+                    default: return scalar
+                    }
                 }
             )
         )
@@ -256,8 +305,8 @@ public enum RetryAfter: Sendable, Hashable, CustomStringConvertible {
     public init?(headerValue value: String) {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-            // Digits only; a value too long for an Int is a server asking for "forever".
-            self = .seconds(TimeInterval(Int(trimmed.prefix(12)) ?? 0))
+            // Digits only, any length: a huge value is a server asking for "a very long time".
+            self = .seconds(Double(trimmed) ?? .greatestFiniteMagnitude)
             return
         }
         for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
@@ -279,7 +328,7 @@ public enum RetryAfter: Sendable, Hashable, CustomStringConvertible {
     /// - Returns: Seconds to wait.
     public func delay(from now: Date) -> TimeInterval {
         switch self {
-        case .seconds(let seconds): return max(0, seconds)
+        case .seconds(let seconds): return seconds.isNaN ? 0 : max(0, seconds)
         case .date(let date): return max(0, date.timeIntervalSince(now))
         }
     }
@@ -287,7 +336,9 @@ public enum RetryAfter: Sendable, Hashable, CustomStringConvertible {
     /// `30 s` or the date.
     public var description: String {
         switch self {
-        case .seconds(let seconds): return "\(Int(seconds)) s"
+        case .seconds(let seconds):
+            guard seconds.isFinite, abs(seconds) < 1e15 else { return "\(seconds) s" }
+            return "\(Int(seconds)) s"
         case .date(let date): return "\(date)"
         }
     }

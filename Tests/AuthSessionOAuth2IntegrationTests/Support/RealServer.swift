@@ -35,7 +35,8 @@ enum RealServer {
         through route: (@Sendable (URL) -> URL)? = nil,
         timeout: TimeInterval = 10,
         clock: any AuthSessionClock = SystemClock(),
-        issuer: String? = nil
+        issuer: String? = nil,
+        clockLeeway: TimeInterval = 60
     ) throws -> OAuth2Service {
         let server = try require()
         let client = try #require(server.clients[role], "no client for role \(role)")
@@ -56,7 +57,8 @@ enum RealServer {
             client: OAuth2Client(id: client.clientId, authentication: method),
             scope: scope,
             introspectionClient: try introspector(server),
-            requestTimeout: timeout
+            requestTimeout: timeout,
+            clockLeeway: clockLeeway
         )
         return OAuth2Service(configuration: configuration, transport: URLSessionTransport(), clock: clock)
     }
