@@ -109,7 +109,7 @@ public struct OAuth2Service: RemoteAuthService {
     /// An ID token in the answer must pass the identity checks (`iss`, `aud`, `azp`); its time
     /// claims are not checked, because the server has already rotated the tokens and a device
     /// clock minutes off must not throw them away. OpenID Connect also asks that its `sub`
-    /// equal the session's: compare ``IssuedTokens/user`` with the session's user. The userinfo
+    /// equal the session's: compare `IssuedTokens.user` with the session's user. The userinfo
     /// endpoint is not asked: the new tokens are never put at risk by a second request.
     ///
     /// - Parameters:
