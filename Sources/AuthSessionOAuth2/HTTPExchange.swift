@@ -126,14 +126,17 @@ enum HTTPExchange {
         return object
     }
 
-    /// An error code as RFC 6749 allows it (printable ASCII), shortened; anything else is
-    /// replaced, so a hostile code cannot smuggle a token into a description.
+    /// An error code as RFC 6749 allows it (printable ASCII without quote or backslash, at most
+    /// 64 characters); anything else is replaced, so a hostile code cannot smuggle a long token
+    /// or control characters into a description.
     static func sanitizedCode(_ code: String) -> String {
         let printable = code.unicodeScalars.allSatisfy {
             $0.value >= 0x20 && $0.value <= 0x7E && $0 != "\"" && $0 != "\\"
         }
+        // Never redacted or rewritten: the code decides what the caller does, and this format
+        // cannot carry more than an identifier.
         guard printable, !code.isEmpty, code.count <= 64 else { return "invalid_error_code" }
-        return RemoteAuthError.sanitized(code)
+        return code
     }
 
     /// The `error` parameter of a `Bearer` challenge (RFC 6750 §3): the parameter name in any

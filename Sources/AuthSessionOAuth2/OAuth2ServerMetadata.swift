@@ -113,9 +113,10 @@ public struct OAuth2ServerMetadata: Sendable, Hashable {
 
     /// Fetches and merges the server's metadata documents.
     ///
-    /// Every URL of ``metadataURLs(for:)`` is asked; one that fails (a 404, an HTML page, a
-    /// network error) is skipped while another answers. Fields come from the first document
-    /// that has them, RFC 8414's first. Each document's `issuer` must equal `issuer` (RFC 8414
+    /// Every URL of ``metadataURLs(for:)`` is asked; one that is missing or broken (a 404, a 403,
+    /// an HTML page) is skipped while another answers. A network failure, a timeout or a 5xx at
+    /// any of them is thrown (transient): the document may exist, and metadata without it could
+    /// lack an endpoint. Fields come from the first document that has them, RFC 8414's first. Each document's `issuer` must equal `issuer` (RFC 8414
     /// §3.3; a trailing slash aside), or discovery fails. Discovery never throws a terminal
     /// error: with no document, the error is transient when a failure was, else
     /// misconfiguration.
@@ -147,8 +148,11 @@ public struct OAuth2ServerMetadata: Sendable, Hashable {
                 )
             } catch  where error.reason == .cancelled {
                 throw error
+            } catch  where error.reason == .timedOut || Self.isNetworkOrServerFailure(error) {
+                // The document may exist: returning without it could drop an endpoint it lists.
+                throw error
             } catch {
-                // One missing or broken document is not a failure while another one answers.
+                // A missing or broken document is skipped while another one answers.
                 failures.append(error)
                 continue
             }
@@ -189,6 +193,12 @@ public struct OAuth2ServerMetadata: Sendable, Hashable {
             codeChallengeMethodsSupported: strings("code_challenge_methods_supported"),
             scopesSupported: strings("scopes_supported")
         )
+    }
+
+    /// A failure that says nothing about whether the document exists: the network, or a 5xx.
+    private static func isNetworkOrServerFailure(_ error: RemoteAuthError) -> Bool {
+        if case .network = error.reason { return true }
+        return (error.statusCode ?? 0) >= 500
     }
 
     private static func normalized(_ issuer: String) -> String {

@@ -291,9 +291,12 @@ public struct OAuth2Service: RemoteAuthService {
             }
         }
         do {
-            return try await body()
+            return try await RemoteAuthError.$requestSecrets.withValue(secrets) { try await body() }
+        } catch let error as RemoteAuthError {
+            throw error
         } catch {
-            throw error.scrubbing(secrets)
+            // `withValue` rethrows untyped; the body throws only `RemoteAuthError`.
+            throw RemoteAuthError(.invalidResponse("unexpected error"))
         }
     }
 

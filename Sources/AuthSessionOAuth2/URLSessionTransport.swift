@@ -61,13 +61,15 @@ public final class URLSessionTransport: OAuth2HTTPTransport {
         -> OAuth2HTTPResponse
     {
         if Task.isCancelled { throw RemoteAuthError(.cancelled) }
+        // The watchdog keeps the exact timeout; FoundationNetworking gets whole seconds (it cuts
+        // a fraction down, and under a second fails at once), and the watchdog fires first.
+        let timeout = Self.clampedTimeout(request.timeoutInterval)
         var request = request
-        request.timeoutInterval = Self.clampedTimeout(request.timeoutInterval)
+        request.timeoutInterval = max(1, timeout.rounded(.up))
         let task = session.dataTask(with: request)
         let call = PendingCall(limit: max(0, maximumResponseSize))
         delegate.register(call, for: task)
         defer { delegate.unregister(task) }
-        let timeout = request.timeoutInterval
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation {
                 (continuation: CheckedContinuation<Result<OAuth2HTTPResponse, RemoteAuthError>, Never>) in
@@ -77,9 +79,10 @@ public final class URLSessionTransport: OAuth2HTTPTransport {
                     return
                 }
                 task.resume()
-                DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
-                    if call.finish(.failure(RemoteAuthError(.timedOut))) {
-                        task.cancel()
+                // Weak: a finished call, and the answer it held, must not live on until the timer.
+                DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak call, weak task] in
+                    if call?.finish(.failure(RemoteAuthError(.timedOut))) == true {
+                        task?.cancel()
                     }
                 }
             }
@@ -104,6 +107,8 @@ private final class PendingCall: Sendable {
 
     private struct State {
         var continuation: CheckedContinuation<Result<OAuth2HTTPResponse, RemoteAuthError>, Never>?
+        var isFinished = false
+        /// The outcome, kept only while no caller is attached to take it.
         var outcome: Result<OAuth2HTTPResponse, RemoteAuthError>?
         var response: HTTPURLResponse?
         var body = Data()
@@ -120,7 +125,10 @@ private final class PendingCall: Sendable {
     /// has already finished.
     func attach(_ continuation: CheckedContinuation<Result<OAuth2HTTPResponse, RemoteAuthError>, Never>) -> Bool {
         let outcome = state.withLock { state -> Result<OAuth2HTTPResponse, RemoteAuthError>? in
-            if let outcome = state.outcome { return outcome }
+            if state.isFinished {
+                defer { state.outcome = nil }
+                return state.outcome ?? .failure(RemoteAuthError(.cancelled))
+            }
             state.continuation = continuation
             return nil
         }
@@ -134,11 +142,15 @@ private final class PendingCall: Sendable {
     func finish(_ outcome: Result<OAuth2HTTPResponse, RemoteAuthError>) -> Bool {
         let continuation = state.withLock {
             state -> CheckedContinuation<Result<OAuth2HTTPResponse, RemoteAuthError>, Never>?? in
-            guard state.outcome == nil else { return .none }
-            state.outcome = outcome
+            guard !state.isFinished else { return .none }
+            state.isFinished = true
             state.body = Data()
-            defer { state.continuation = nil }
-            return .some(state.continuation)
+            guard let continuation = state.continuation else {
+                state.outcome = outcome
+                return .some(nil)
+            }
+            state.continuation = nil
+            return .some(continuation)
         }
         guard let continuation else { return false }
         continuation?.resume(returning: outcome)
@@ -154,7 +166,7 @@ private final class PendingCall: Sendable {
     /// Appends body bytes; `false` once the body is over the limit.
     func append(_ data: Data) -> Bool {
         state.withLock { state in
-            guard state.outcome == nil else { return true }
+            guard !state.isFinished else { return true }
             guard state.body.count + data.count <= limit else { return false }
             state.body.append(data)
             return true

@@ -127,6 +127,16 @@ import FoundationNetworking
         }
     }
 
+    /// FoundationNetworking cuts a fractional timeout down to whole seconds (under one second a
+    /// request fails at once); the transport's own watchdog keeps the exact value.
+    @Test func fractionalTimeoutsHoldExactly() async throws {
+        let proxy = try proxy()
+        defer { proxy.stop() }
+        proxy.setFault(.delay(seconds: 0.3))
+        let response = try await URLSessionTransport().send(request(proxy, timeout: 0.9), maximumResponseSize: 1_024)
+        #expect(response.statusCode == 502, "the proxy's answer (its upstream is closed), after 0.3 s")
+    }
+
     @Test func refusedConnectionIsANetworkError() async throws {
         let proxy = try proxy()
         defer { proxy.stop() }

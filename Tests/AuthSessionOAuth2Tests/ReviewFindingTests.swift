@@ -226,4 +226,83 @@ import Testing
         }
         #expect(error?.kind == .misconfiguration)
     }
+
+    // MARK: The second review, of the fixes
+
+    /// Scrubbing a short user name or secret never rewrites the error code that decides what the
+    /// caller does.
+    @Test func scrubbingLeavesTheErrorCodeAlone() async throws {
+        let transport = StubTransport(
+            Fixture.json(400, #"{"error": "invalid_grant", "error_description": "no user ali"}"#)
+        )
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).obtainTokens(with: .password(username: "ali", password: "pw1"))
+        }
+        #expect(error?.serverCode == "invalid_grant")
+        #expect(error?.kind == .terminal)
+        #expect(error?.serverDescription == "no user <redacted>")
+
+        var configuration = Fixture.configuration
+        configuration.client = OAuth2Client(id: "c", authentication: .clientSecretBasic(secret: "grant"))
+        let refresh = await #expect(throws: RemoteAuthError.self) {
+            try await OAuth2Service(configuration: configuration, transport: transport).refresh(
+                "rt-123456789",
+                scope: nil
+            )
+        }
+        #expect(refresh?.serverCode == "invalid_grant", "a spent token stays terminal whatever the secret")
+        #expect(refresh?.kind == .terminal)
+    }
+
+    /// Secrets are scrubbed from the raw text, before cleaning and shortening could split them.
+    @Test(arguments: [
+        "hunter2", "ab\u{1F469}\u{200D}\u{1F4BB}cd", "correct\u{1F469}\u{200D}\u{1F4BB}horse", "tab\tpass",
+        "pass\u{2028}word99",
+    ])
+    func secretsAreScrubbedBeforeCleaning(password: String) async throws {
+        let padding = String(repeating: "x", count: 196)
+        let description = "\(padding) \(password) was wrong; also \(password)"
+        let body = try JSONSerialization.data(withJSONObject: [
+            "error": "invalid_grant", "error_description": description,
+        ])
+        let transport = StubTransport(
+            OAuth2HTTPResponse(statusCode: 400, headers: ["Content-Type": "application/json"], body: body)
+        )
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).obtainTokens(with: .password(username: "someone", password: password))
+        }
+        let rendered = error.map { "\($0)" } ?? ""
+        #expect(!rendered.isEmpty)
+        // No run of 4 or more of the password's characters survives, even cut or cleaned.
+        let scalars = Array(password.unicodeScalars)
+        for start in 0..<max(0, scalars.count - 3) {
+            let piece = String(String.UnicodeScalarView(scalars[start..<start + 4]))
+            #expect(!rendered.contains(piece), "\(rendered)")
+        }
+    }
+
+    @Test(arguments: [
+        (520, true), (524, true), (599, true), (501, false), (503, false), (505, false), (521, false), (522, false),
+    ])
+    func gatewayStatuses(status: Int, isUncertain: Bool) {
+        #expect(RemoteAuthError(.httpStatus(status), statusCode: status).isOutcomeUncertain == isUncertain)
+    }
+
+    @Test func aRejectedAccessTokenIsNotRetriedAsItIs() {
+        let error = RemoteAuthError(.accessTokenRejected, statusCode: 401)
+        #expect(error.kind == .transient)
+        #expect(!error.isRetryable, "the same token would be refused again: refresh first")
+    }
+
+    @Test func discoveryDoesNotDropADocumentThatTimedOut() async throws {
+        let good = #"{"issuer": "https://a.example/o", "token_endpoint": "https://a.example/o/token/"}"#
+        let transport = StubTransport { request in
+            request.url.absoluteString.hasSuffix("openid-configuration")
+                ? .success(Fixture.json(200, good)) : .failure(RemoteAuthError(.timedOut))
+        }
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await OAuth2ServerMetadata.discover(issuer: URL(string: "https://a.example/o")!, transport: transport)
+        }
+        #expect(error?.reason == .timedOut)
+    }
 }

@@ -133,15 +133,16 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
         return nil
     }
 
-    /// Whether a retry may succeed: ``kind`` is ``Kind/transient`` and the caller did not cancel.
+    /// Whether trying the same call again may succeed: ``kind`` is ``Kind/transient``, the caller
+    /// did not cancel, and the access token was not refused (that one needs a refresh first).
     public var isRetryable: Bool {
-        kind == .transient && reason != .cancelled
+        kind == .transient && reason != .cancelled && reason != .accessTokenRejected
     }
 
     /// Whether the server may have acted on the request although the client has no usable
     /// answer: a timeout, a connection lost after the request was sent, a garbled or cut answer,
-    /// an internal server error (500, `server_error`), a gateway that gave up waiting (502, 504),
-    /// a cancellation.
+    /// an internal server error (500, `server_error`), a gateway that lost or gave up on the
+    /// origin's answer (502, 504, 520, 524: any 5xx but 501, 503, 505, 521, 522), a cancellation.
     ///
     /// `false` when the failure proves the request did not take effect: no connection could be
     /// opened, or the server answered with an error. A call that must not run twice (a refresh
@@ -152,9 +153,9 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
         case .network(let code):
             return !Self.codesBeforeSending.contains(code)
         case .httpStatus(let status):
-            return Self.uncertainStatuses.contains(status)
+            return Self.isUncertain(status: status)
         case .server(let code):
-            return code == "server_error" || statusCode.map(Self.uncertainStatuses.contains) == true
+            return code == "server_error" || statusCode.map(Self.isUncertain(status:)) == true
         case .timedOut, .invalidResponse, .responseTooLarge, .cancelled, .unsupportedTokenType, .invalidIDToken:
             return true
         case .unsupported, .accessTokenRejected:
@@ -162,10 +163,13 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
         }
     }
 
-    /// Statuses after which the server may have acted: an internal error (it may have failed
-    /// after committing), a gateway that lost or gave up on the upstream's answer. A 503, 429 or
-    /// 408 says the request was not handled.
-    private static let uncertainStatuses: Set<Int> = [500, 502, 504]
+    /// Whether the server may have acted before answering `status`: any 5xx (it may have failed
+    /// after committing, or a gateway lost or gave up on the origin's answer, as Cloudflare's 520
+    /// and 524 say) except those that say the request was not handled: 501, 503, 505, and a
+    /// gateway that could not reach the origin (521, 522). A 4xx is an answer.
+    private static func isUncertain(status: Int) -> Bool {
+        (500...599).contains(status) && ![501, 503, 505, 521, 522].contains(status)
+    }
 
     /// `URLError` codes that mean the request never left the client: bad URL, no network, no
     /// host, no connection, a failed TLS handshake.
@@ -230,7 +234,7 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
         case .invalidResponse(let what): return "invalid response: \(sanitized(what))"
         case .responseTooLarge(let limit): return "response larger than \(limit) bytes"
         case .unsupportedTokenType(let type): return "unsupported token type \"\(sanitized(type))\""
-        case .invalidIDToken(let error): return "invalid ID token: \(error)"
+        case .invalidIDToken(let error): return "invalid ID token: \(sanitized("\(error)"))"
         case .unsupported(let what): return "unsupported: \(sanitized(what))"
         case .cancelled: return "cancelled"
         case .accessTokenRejected: return "access token rejected"
@@ -242,36 +246,25 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
         return false
     }
 
-    /// This error with every exact occurrence of `secrets` (at least 3 characters long) replaced
-    /// by the redaction placeholder in each text it carries: for secrets a request sent that are
-    /// too short for `SecretRedactor` registration (a short password or client secret).
-    package func scrubbing(_ secrets: [String]) -> RemoteAuthError {
-        let secrets = secrets.filter { $0.count >= 3 }.sorted { $0.count > $1.count }
-        guard !secrets.isEmpty else { return self }
-        func scrub(_ text: String) -> String {
-            secrets.reduce(text) { $0.replacingOccurrences(of: $1, with: SecretRedactor.placeholder) }
-        }
-        var copy = self
-        switch reason {
-        case .server(let code): copy.reason = .server(code: scrub(code))
-        case .invalidResponse(let what): copy.reason = .invalidResponse(scrub(what))
-        case .unsupportedTokenType(let type): copy.reason = .unsupportedTokenType(scrub(type))
-        case .unsupported(let what): copy.reason = .unsupported(scrub(what))
-        default: break
-        }
-        copy.sanitizedServerDescription = sanitizedServerDescription.map(scrub)
-        return copy
-    }
+    /// Secrets the request being answered carried, scrubbed from every text an error takes in
+    /// while they are set, however short: a short password or client secret that `SecretRedactor`
+    /// does not register. A client sets them around a request.
+    @TaskLocal package static var requestSecrets: [String] = []
 
     /// The longest server description kept, in characters.
     static let descriptionLimit = 200
 
-    /// A server's text made safe to show: secrets redacted; control, format (bidirectional
+    /// A server's text made safe to show: the request's secrets and every registered or
+    /// credential-shaped word redacted (on the raw text); control, format (bidirectional
     /// overrides) and line-separator characters replaced; shortened.
     package static func sanitized(_ text: String) -> String {
+        // Secrets go first, on the raw text: cleaning or shortening could split one.
+        let secrets = requestSecrets.filter { $0.count >= 3 }.sorted { $0.count > $1.count }
+        let scrubbed = secrets.reduce(text) { $0.replacingOccurrences(of: $1, with: SecretRedactor.placeholder) }
+        let redacted = SecretRedactor.redact(scrubbed)
         let cleaned = String(
             String.UnicodeScalarView(
-                text.unicodeScalars.map { scalar in
+                redacted.unicodeScalars.map { scalar in
                     switch scalar.properties.generalCategory {
                     case .control, .format, .lineSeparator, .paragraphSeparator: return " "
                     default: return scalar
@@ -279,9 +272,8 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
                 }
             )
         )
-        let redacted = SecretRedactor.redact(cleaned)
-        guard redacted.count > descriptionLimit else { return redacted }
-        return String(redacted.prefix(descriptionLimit)) + "…"
+        guard cleaned.count > descriptionLimit else { return cleaned }
+        return String(cleaned.prefix(descriptionLimit)) + "…"
     }
 }
 
