@@ -11,12 +11,17 @@ enum HTTPExchange {
     /// Percent-encodes a form value (`application/x-www-form-urlencoded`): everything but the
     /// unreserved characters is escaped.
     static func formEncode(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+
+    /// RFC 3986's unreserved characters: ASCII letters and digits, `-`, `.`, `_`, `~`.
+    private static let unreserved: CharacterSet = {
         var allowed = CharacterSet.alphanumerics.intersection(
             CharacterSet(charactersIn: Unicode.Scalar(0)...Unicode.Scalar(127))
         )
         allowed.insert(charactersIn: "-._~")
-        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
-    }
+        return allowed
+    }()
 
     /// A form body from ordered pairs.
     static func formBody(_ pairs: [(String, String)]) -> Data {

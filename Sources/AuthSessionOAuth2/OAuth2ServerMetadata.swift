@@ -148,7 +148,7 @@ public struct OAuth2ServerMetadata: Sendable, Hashable {
                 )
             } catch  where error.reason == .cancelled {
                 throw error
-            } catch  where error.reason == .timedOut || Self.isNetworkOrServerFailure(error) {
+            } catch  where Self.leavesTheDocumentUnknown(error) {
                 // The document may exist: returning without it could drop an endpoint it lists.
                 throw error
             } catch {
@@ -195,10 +195,13 @@ public struct OAuth2ServerMetadata: Sendable, Hashable {
         )
     }
 
-    /// A failure that says nothing about whether the document exists: the network, or a 5xx.
-    private static func isNetworkOrServerFailure(_ error: RemoteAuthError) -> Bool {
-        if case .network = error.reason { return true }
-        return (error.statusCode ?? 0) >= 500
+    /// A failure that says nothing about whether the document exists: the network, a timeout,
+    /// or a 5xx.
+    private static func leavesTheDocumentUnknown(_ error: RemoteAuthError) -> Bool {
+        switch error.reason {
+        case .network, .timedOut: return true
+        default: return (error.statusCode ?? 0) >= 500
+        }
     }
 
     private static func normalized(_ issuer: String) -> String {

@@ -247,12 +247,7 @@ public struct OAuth2Service: RemoteAuthService {
         guard let subject = object["sub"]?.stringValue, !subject.isEmpty else {
             throw RemoteAuthError(.invalidResponse("userinfo has no sub"))
         }
-        var profile: [String: String] = [:]
-        for (key, value) in object where !["sub", "name", "email"].contains(key) {
-            if let text = value.stringValue {
-                profile[key] = text
-            }
-        }
+        let profile = object.stringMembers(excluding: ["sub", "name", "email"])
         return ManagedUser(
             subject: subject,
             name: object["name"]?.stringValue,

@@ -4,18 +4,6 @@ import AuthSessionProviders
 import Foundation
 import Testing
 
-/// A deterministic generator, so jittered waits can be asserted.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
-    }
-}
-
 /// Records each try and answers from a script; thread-safe for the retry loop's task.
 final class ScriptedCalls: Sendable {
     private let outcomes: ConcurrencySafeContainer<[Result<Int, RemoteAuthError>]>
@@ -35,7 +23,7 @@ final class ScriptedCalls: Sendable {
 
     @Test func fullJitterStaysUnderTheCapAndSpreads() {
         let policy = RetryPolicy(maximumRetries: 3, initialDelay: 4)
-        var generator = SeededGenerator(state: 7)
+        var generator = SeededRandomNumberGenerator(seed: 7)
         let error = RemoteAuthError(.timedOut)
         let waits = (0..<1_000).compactMap { _ in
             policy.delay(beforeRetry: 1, after: error, now: Date(), using: &generator)
@@ -47,7 +35,7 @@ final class ScriptedCalls: Sendable {
 
     @Test func givesUpAfterTheBudgetAndOnNonRetryableErrors() {
         let policy = RetryPolicy(maximumRetries: 2)
-        var generator = SeededGenerator(state: 1)
+        var generator = SeededRandomNumberGenerator(seed: 1)
         let transient = RemoteAuthError(.httpStatus(503), statusCode: 503)
         #expect(policy.delay(beforeRetry: 2, after: transient, now: Date(), using: &generator) != nil)
         #expect(policy.delay(beforeRetry: 3, after: transient, now: Date(), using: &generator) == nil)
@@ -61,7 +49,7 @@ final class ScriptedCalls: Sendable {
 
     @Test func retryAfterIsAFloorAndTooLongEndsTheRetries() {
         let policy = RetryPolicy(maximumRetries: 3, initialDelay: 1, maximumRetryAfter: 60)
-        var generator = SeededGenerator(state: 3)
+        var generator = SeededRandomNumberGenerator(seed: 3)
         let now = Date(timeIntervalSince1970: 1_000)
         let seconds = RemoteAuthError(.httpStatus(503), statusCode: 503, retryAfter: .seconds(20))
         #expect(policy.delay(beforeRetry: 1, after: seconds, now: now, using: &generator) == 20)
@@ -91,7 +79,8 @@ final class ScriptedCalls: Sendable {
         ])
         let policy = RetryPolicy(maximumRetries: 3, initialDelay: 2)
         let run = Task { () throws(RemoteAuthError) -> Int in
-            try await policy.run(clock: clock, using: SeededGenerator(state: 9)) { _ throws(RemoteAuthError) in
+            try await policy.run(clock: clock, using: SeededRandomNumberGenerator(seed: 9)) {
+                _ throws(RemoteAuthError) in
                 try calls.next()
             }
         }

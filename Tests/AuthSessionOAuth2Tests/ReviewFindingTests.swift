@@ -144,6 +144,23 @@ import Testing
         #expect(URLSessionTransport.clampedTimeout(.infinity) == 60)
     }
 
+    /// A device authorization an app made up itself, as the public initializer allows.
+    private func madeUpAuthorization(
+        expiringIn seconds: TimeInterval,
+        interval: TimeInterval,
+        on clock: ManualClock
+    )
+        -> DeviceAuthorization
+    {
+        DeviceAuthorization(
+            deviceCode: "dc-000000000",
+            userCode: "ABCD",
+            verificationURI: URL(string: "https://a.example/device")!,
+            expiresAt: clock.now.addingTimeInterval(seconds),
+            interval: interval
+        )
+    }
+
     /// A made-up authorization with no interval must not poll in a loop.
     @Test func zeroIntervalPollsAtTheDefault() async throws {
         let clock = ManualClock()
@@ -153,13 +170,7 @@ import Testing
             return .success(Fixture.json(400, #"{"error": "authorization_pending"}"#))
         }
         let service = Fixture.service(transport, clock: clock)
-        let authorization = DeviceAuthorization(
-            deviceCode: "dc-000000000",
-            userCode: "ABCD",
-            verificationURI: URL(string: "https://a.example/device")!,
-            expiresAt: clock.now.addingTimeInterval(600),
-            interval: 0
-        )
+        let authorization = madeUpAuthorization(expiringIn: 600, interval: 0, on: clock)
         let poll = Task { try await service.pollDeviceAuthorization(authorization) }
         try await clock.waitForSleepers(1)
         #expect(clock.advanceToNextDeadline() == 5)
@@ -183,13 +194,7 @@ import Testing
             )
         }
         let service = Fixture.service(transport, clock: clock)
-        let authorization = DeviceAuthorization(
-            deviceCode: "dc-000000000",
-            userCode: "ABCD",
-            verificationURI: URL(string: "https://a.example/device")!,
-            expiresAt: clock.now.addingTimeInterval(3_600),
-            interval: 55
-        )
+        let authorization = madeUpAuthorization(expiringIn: 3_600, interval: 55, on: clock)
         let poll = Task { try await service.pollDeviceAuthorization(authorization) }
         var waits: [TimeInterval] = []
         for _ in 0..<3 {

@@ -1,4 +1,5 @@
 import AuthSession
+import AuthSessionMocks
 import Foundation
 import Testing
 
@@ -20,19 +21,6 @@ private func mode(_ path: String) -> UInt32 {
 /// The bytes of the file at `path`, or `nil`.
 private func bytes(_ path: String) -> Data? {
     FileManager.default.contents(atPath: path)
-}
-
-/// A fast generator for bulk noise (SplitMix64).
-private struct NoiseGenerator: RandomNumberGenerator {
-    var state = UInt64.random(in: 0...UInt64.max)
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
 }
 
 @Suite("FileSessionStore")
@@ -150,7 +138,7 @@ struct FileSessionStoreTests {
 
     @Test("100 MB of noise is corrupt, read no further than the size limit, and kept")
     func hugeNoise() throws {
-        var generator = NoiseGenerator()
+        var generator = SeededRandomNumberGenerator(seed: UInt64.random(in: 0...UInt64.max))
         var noise = Data(count: 100 << 20)
         noise.withUnsafeMutableBytes { buffer in
             for index in stride(from: 0, to: buffer.count, by: 8) {

@@ -129,7 +129,7 @@ extension ConcurrencyLoad {
             ]
             let clock = harness.clock
             await onParallelThreads(16) { thread in
-                var random = SeededGenerator(seed: UInt64(thread))
+                var random = SeededRandomNumberGenerator(seed: UInt64(thread))
                 for _ in 0..<(50_000 / 16) {
                     switch Int.random(in: 0..<14, using: &random) {
                     case 0, 1: harness.provider.publish(events.randomElement(using: &random)!)

@@ -109,13 +109,7 @@ public struct IDTokenClaims: Sendable, Hashable {
         nonce = payload["nonce"]?.stringValue
         name = payload["name"]?.stringValue
         email = payload["email"]?.stringValue
-        var profile: [String: String] = [:]
-        for (key, value) in payload where !Self.registered.contains(key) {
-            if let text = value.stringValue {
-                profile[key] = text
-            }
-        }
-        self.profile = profile
+        profile = payload.stringMembers(excluding: Self.registered)
     }
 
     /// Checks the claims as OpenID Connect Core §3.1.3.7 asks, except the signature.

@@ -57,6 +57,21 @@ package enum JSONValue: Sendable, Hashable, Decodable {
     }
 }
 
+extension Dictionary where Key == String, Value == JSONValue {
+
+    /// The members whose value is a string and whose name is not in `excluded`: the profile
+    /// claims of an ID token or a userinfo answer.
+    package func stringMembers(excluding excluded: Set<String>) -> [String: String] {
+        var members: [String: String] = [:]
+        for (name, value) in self where !excluded.contains(name) {
+            if let text = value.stringValue {
+                members[name] = text
+            }
+        }
+        return members
+    }
+}
+
 /// Base64 with the URL-safe alphabet and no padding (RFC 4648 §5), as JWTs and PKCE use it.
 package enum Base64URL {
 

@@ -45,7 +45,7 @@ struct ModelRun {
     init(seed: UInt64, length: Int, mutation: ReferenceModel.Mutation? = nil) {
         self.seed = seed
         self.mutation = mutation
-        var generator = SeededGenerator(seed: seed)
+        var generator = SeededRandomNumberGenerator(seed: seed)
         hasApplicationLifecycle = Bool.random(using: &generator)
         // A third of the runs start with what may come before the launch fetch: failed fetches,
         // sign-outs, a session appearing, biometrics switched on, activations.

@@ -96,7 +96,7 @@ enum ModelInput: Sendable, CustomStringConvertible {
     /// What may reach a handle before its launch fetch, in a third of the runs: a few of failed
     /// fetches, sign-outs, a session appearing or vanishing, biometrics switched on, activations,
     /// then the launch fetch and a refresh. Empty for the other runs.
-    static func launchPrelude(using generator: inout SeededGenerator) -> [ModelInput] {
+    static func launchPrelude(using generator: inout SeededRandomNumberGenerator) -> [ModelInput] {
         guard Int.random(in: 0..<3, using: &generator) == 0 else { return [] }
         let choices: [ModelInput] = [
             .fetchingSession, .sessionFetchFailed, .sessionSignedOut(withError: false),
@@ -111,7 +111,7 @@ enum ModelInput: Sendable, CustomStringConvertible {
     }
 
     /// A random input, weighted towards the ones that move the session.
-    static func random(using generator: inout SeededGenerator) -> ModelInput {
+    static func random(using generator: inout SeededRandomNumberGenerator) -> ModelInput {
         let edges: [TimeInterval] = [30, 119.5, 120, 120.5, 179.5, 180, 180.5, 600, 3600]
         switch Int.random(in: 0..<100, using: &generator) {
         case 0..<6: return .fetchingSession

@@ -46,23 +46,6 @@ func onParallelThreads(_ count: Int, timeout: TimeInterval, _ body: @escaping @S
     }
 }
 
-/// A small, fast, seedable generator (SplitMix64), so every random run can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-}
-
 /// A fixed set of threads of their own that run one round of work after another, released
 /// together each round: for races repeated thousands of times, without creating threads each
 /// time (which is slow, above all under ThreadSanitizer).
