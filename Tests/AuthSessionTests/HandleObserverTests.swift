@@ -269,6 +269,9 @@ struct EventProxyTests {
             weakHandle = handle
             proxy = handle.sessionEventProxy
         }
+        // The first callback (the status on joining) runs on the recorder's queue and holds the
+        // handle while it runs: wait for it, then only the proxy could keep the handle alive.
+        await recorder.drain()
         #expect(weakHandle == nil)
         proxy?.publish(.sessionSignIn)
         proxy?.publish(.sessionFetched(isInitialFetch: true))
