@@ -1,0 +1,96 @@
+import AuthSession
+import Foundation
+
+extension ManagedSessionProvider {
+
+    /// The tunable parts of a ``ManagedSessionProvider``; the defaults suit an app.
+    ///
+    /// All operations are thread-safe.
+    public struct Configuration: Sendable {
+
+        /// How long before an access token expires the manager refreshes it: 60 seconds.
+        ///
+        /// For tokens that live less than twice as long, half their lifetime is used instead, so a
+        /// short-lived token is not due the moment it is issued.
+        public var refreshMargin: TimeInterval
+
+        /// Whether the manager asks the backend for the credential's state at launch and on
+        /// activation (at most once per ``credentialCheckInterval``). `true`.
+        public var checksCredentialState: Bool
+
+        /// The shortest time between two credential-state checks on activation: 5 minutes.
+        public var credentialCheckInterval: TimeInterval
+
+        /// The first wait before loading again when the store is unavailable at launch (a locked
+        /// device): 2 seconds, doubling up to ``maximumStorageRetryInterval``. An activation also
+        /// loads again.
+        public var storageRetryInterval: TimeInterval
+
+        /// The longest wait between two loads while the store is unavailable: 60 seconds.
+        public var maximumStorageRetryInterval: TimeInterval
+
+        /// The lifetime assumed for an access token whose server did not say (`expires_in` is
+        /// optional in RFC 6749): one hour.
+        public var assumedTokenLifetime: TimeInterval
+
+        /// The scopes a refresh asks for, or `nil` for those granted before.
+        public var refreshScope: [String]?
+
+        /// Whether a sign-out revokes the refresh token at the backend (best effort, after the
+        /// local sign-out). `true`.
+        public var revokesOnSignOut: Bool
+
+        /// What tells the manager the app became active, to refresh a due token, check the
+        /// credential, and retry a store that was unavailable. Use the one the handle uses.
+        public var activationSignal: any AppActivationSignal
+
+        /// What tells the manager the backend revoked the credential (Sign in with Apple posts a
+        /// notification), or `nil`.
+        public var revocationSignal: (any CredentialRevocationSignal)?
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - refreshMargin: How long before expiry to refresh.
+        ///   - checksCredentialState: Whether to check the credential at launch and on activation.
+        ///   - credentialCheckInterval: The shortest time between two activation checks.
+        ///   - storageRetryInterval: The first wait before loading an unavailable store again.
+        ///   - maximumStorageRetryInterval: The longest such wait.
+        ///   - assumedTokenLifetime: The lifetime of a token whose server did not say.
+        ///   - refreshScope: The scopes a refresh asks for.
+        ///   - revokesOnSignOut: Whether a sign-out revokes the refresh token.
+        ///   - activationSignal: What reports activations.
+        ///   - revocationSignal: What reports a pushed revocation.
+        public init(
+            refreshMargin: TimeInterval = 60,
+            checksCredentialState: Bool = true,
+            credentialCheckInterval: TimeInterval = 300,
+            storageRetryInterval: TimeInterval = 2,
+            maximumStorageRetryInterval: TimeInterval = 60,
+            assumedTokenLifetime: TimeInterval = 3600,
+            refreshScope: [String]? = nil,
+            revokesOnSignOut: Bool = true,
+            activationSignal: any AppActivationSignal = NotificationCenterActivationSignal(),
+            revocationSignal: (any CredentialRevocationSignal)? = nil
+        ) {
+            self.refreshMargin = refreshMargin
+            self.checksCredentialState = checksCredentialState
+            self.credentialCheckInterval = credentialCheckInterval
+            self.storageRetryInterval = storageRetryInterval
+            self.maximumStorageRetryInterval = maximumStorageRetryInterval
+            self.assumedTokenLifetime = assumedTokenLifetime
+            self.refreshScope = refreshScope
+            self.revokesOnSignOut = revokesOnSignOut
+            self.activationSignal = activationSignal
+            self.revocationSignal = revocationSignal
+        }
+
+        /// The margin for `session`: ``refreshMargin``, or half the token's lifetime when that is
+        /// shorter.
+        func margin(for session: ManagedSession) -> TimeInterval {
+            let lifetime = session.expiresAt - session.issuedAt
+            guard lifetime.isFinite, lifetime > 0 else { return refreshMargin }
+            return min(refreshMargin, lifetime / 2)
+        }
+    }
+}

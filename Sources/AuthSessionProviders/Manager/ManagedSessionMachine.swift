@@ -1,0 +1,467 @@
+import AuthSessionInterface
+import Foundation
+
+/// A caller waiting for a session: `validAccessToken`, `refresh()`, or a caller that came before
+/// the launch finished.
+struct SessionWaiter {
+    let id: UInt64
+    /// The validity the caller needs; `nil` forces a refresh (an explicit `refresh()`).
+    let minimumValidity: TimeInterval?
+    let continuation: CheckedContinuation<ManagedSession, any Error>
+}
+
+/// The one refresh in flight.
+struct RefreshFlight: Sendable {
+    let id: UInt64
+    /// The generation it started in: its result counts only if the generation is still current.
+    let generation: UInt64
+    /// The session whose refresh token it presents.
+    let session: ManagedSession
+    /// Whether the store does not hold `session` (its write failed after a rotation): the store's
+    /// older tokens must then not be adopted.
+    let sessionIsUnsaved: Bool
+    /// Whether this is the launch's refresh: its end publishes the initial fetch.
+    let isLaunch: Bool
+}
+
+/// What the shell does after a machine step, outside the lock.
+enum ManagerEffect {
+    /// Load the store (the launch), then feed ``ManagedSessionMachine/loaded(_:generation:now:)``.
+    case load(generation: UInt64)
+    /// Load again after `delay` (the store was unavailable).
+    case reloadLater(generation: UInt64, delay: TimeInterval)
+    /// Run the refresh.
+    case refresh(RefreshFlight)
+    /// Ask the backend for the credential's state.
+    case checkCredential(ManagedSession, generation: UInt64)
+    /// Sleep until `date`, then feed ``ManagedSessionMachine/timerFired(generation:now:)``;
+    /// `nil` cancels the timer.
+    case armTimer(Date?, generation: UInt64)
+    /// Write the runtime session again after `delay` (a write failed after a rotation).
+    case rewriteLater(generation: UInt64, delay: TimeInterval)
+    /// Resume waiters.
+    case resume([SessionWaiter], Result<ManagedSession, ManagedSessionError>)
+    /// Register the runtime session's tokens for redaction (or none).
+    case redact(ManagedSession?)
+    /// Sign out, with the generation the decision was made in.
+    case signOut(error: ManagedSessionError, generation: UInt64)
+}
+
+/// The session manager's rules as a value type: no locks, no I/O, no clock reads. Each input
+/// returns the effects to perform; events to publish go to ``outbox`` in order.
+///
+/// The store is written by the shell *before* the input that commits the result, so nothing
+/// reaches the runtime session or an event that is not stored (except a rotation whose write
+/// failed: the old refresh token is spent, so the new tokens are kept and the write retried).
+struct ManagedSessionMachine {
+
+    enum Phase: Equatable {
+        case notStarted
+        case loading
+        case waitingForStorage(retry: Int)
+        case ready
+    }
+
+    let configuration: ManagedSessionProvider.Configuration
+
+    private(set) var phase = Phase.notStarted
+    /// Bumped by every sign-out and every committed sign-in.
+    private(set) var generation: UInt64 = 0
+    /// The runtime session: what ``ManagedSessionProvider/session`` returns.
+    private(set) var session: ManagedSession?
+    /// Whether the store lacks ``session`` (a write after a rotation failed).
+    private(set) var isSessionUnsaved = false
+    private(set) var flight: RefreshFlight?
+    private var flightWaiters: [SessionWaiter] = []
+    /// Callers that came before the launch finished.
+    private var pendingWaiters: [SessionWaiter] = []
+    /// A misconfiguration the last refresh met: not retried until a sign-in, a launch or an
+    /// explicit refresh.
+    private(set) var blockingError: RemoteAuthError?
+    private var lastCredentialCheck: Date?
+    private var isCheckingCredential = false
+    private var rewriteAttempt = 0
+    /// The user last seen, to merge profile fields a backend sends only once.
+    private(set) var lastKnownUser: ManagedUser?
+    private var nextID: UInt64 = 0
+    /// Events to publish, in order.
+    var outbox: [AuthSessionEvent] = []
+
+    init(configuration: ManagedSessionProvider.Configuration) {
+        self.configuration = configuration
+    }
+
+    mutating func makeID() -> UInt64 {
+        nextID += 1
+        return nextID
+    }
+
+    // MARK: - Reading
+
+    /// The access token if it is valid for `minimumValidity` more seconds and no refresh is
+    /// forced; the cheap path of `validAccessToken`.
+    func validToken(minimumValidity: TimeInterval, now: Date) -> String? {
+        guard phase == .ready, let session, isValid(session, for: minimumValidity, now: now) else { return nil }
+        return session.accessToken
+    }
+
+    private func isValid(_ session: ManagedSession, for minimumValidity: TimeInterval, now: Date) -> Bool {
+        let remaining = session.expiresAt - now.timeIntervalSince1970
+        return remaining.isFinite && remaining > 0 && remaining >= minimumValidity
+    }
+
+    private func isDue(_ session: ManagedSession, now: Date) -> Bool {
+        let remaining = session.expiresAt - now.timeIntervalSince1970
+        return !(remaining.isFinite && remaining > configuration.margin(for: session))
+    }
+
+    private func refreshDate(of session: ManagedSession) -> Date? {
+        let date = session.expiresAt - configuration.margin(for: session)
+        return date.isFinite ? Date(timeIntervalSince1970: date) : nil
+    }
+
+    // MARK: - Launch (rule 1)
+
+    mutating func launch() -> [ManagerEffect] {
+        guard phase == .notStarted else { return [] }
+        phase = .loading
+        outbox.append(.fetchingSession)
+        return [.load(generation: generation)]
+    }
+
+    /// The store answered the launch's load.
+    mutating func loaded(
+        _ result: Result<ManagedSession?, SessionStoreError>,
+        generation loadGeneration: UInt64,
+        now: Date
+    ) -> [ManagerEffect] {
+        guard loadGeneration == generation else { return [] }
+        let retry: Int
+        switch phase {
+        case .loading: retry = 0
+        case .waitingForStorage(let count): retry = count
+        case .notStarted, .ready: return []
+        }
+        switch result {
+        case .failure(.unavailable):
+            // A locked device: keep loading, never sign out, never delete.
+            phase = .waitingForStorage(retry: retry + 1)
+            let delay = min(
+                configuration.maximumStorageRetryInterval,
+                configuration.storageRetryInterval * pow(2, Double(min(retry, 30)))
+            )
+            return [.reloadLater(generation: generation, delay: delay)]
+        case .failure(let error):
+            phase = .ready
+            let reported = ManagedSessionError.storage(error)
+            if case .corrupt = error {
+                // The bytes were set aside by the store; the user is signed out with the cause.
+                outbox.append(.sessionSignedOut(error: reported))
+            } else {
+                // The store refuses (permissions, a newer format, I/O): nothing was changed; the
+                // handle sees no session and the error.
+                outbox.append(.sessionFetchFailed(reported))
+            }
+            return failPending(.notSignedIn)
+        case .success(nil):
+            phase = .ready
+            outbox.append(.sessionFetched(isInitialFetch: true))
+            return failPending(.notSignedIn)
+        case .success(let stored?):
+            phase = .ready
+            session = stored
+            lastKnownUser = stored.user
+            var effects: [ManagerEffect] = [.redact(stored)]
+            if isDue(stored, now: now) {
+                if stored.refreshToken != nil {
+                    // Refreshed before the initial fetch is published: no flash of an expired
+                    // session, and the handle keeps showing "loading" meanwhile.
+                    effects += startFlight(isLaunch: true)
+                    return effects
+                }
+                if !isValid(stored, for: 0, now: now) {
+                    effects.append(.signOut(error: .refreshUnavailable, generation: generation))
+                    return effects
+                }
+            }
+            outbox.append(.sessionFetched(isInitialFetch: true))
+            effects += armTimer()
+            effects += credentialCheck(now: now, force: true)
+            effects += servePending(now: now)
+            return effects
+        }
+    }
+
+    // MARK: - Token requests (rules 3 and 10)
+
+    /// A caller wants a session valid for `minimumValidity` seconds, or (`nil`) a refresh.
+    mutating func request(_ waiter: SessionWaiter, now: Date) -> [ManagerEffect] {
+        guard phase == .ready else {
+            pendingWaiters.append(waiter)
+            return []
+        }
+        guard let session else { return [.resume([waiter], .failure(.notSignedIn))] }
+        if let minimumValidity = waiter.minimumValidity, isValid(session, for: minimumValidity, now: now) {
+            return [.resume([waiter], .success(session))]
+        }
+        if flight != nil {
+            flightWaiters.append(waiter)
+            return []
+        }
+        if waiter.minimumValidity == nil {
+            blockingError = nil
+        } else if let blockingError {
+            return [.resume([waiter], .failure(.remote(blockingError)))]
+        }
+        guard session.refreshToken != nil else {
+            // Nothing to refresh with: the token as it is while it lasts, then a new sign-in.
+            return isValid(session, for: 0, now: now)
+                ? [.resume([waiter], .success(session))] : [.resume([waiter], .failure(.refreshUnavailable))]
+        }
+        flightWaiters.append(waiter)
+        return startFlight(isLaunch: false)
+    }
+
+    /// The caller `id` was cancelled: it leaves; the refresh it joined goes on.
+    mutating func cancel(waiter id: UInt64) -> [ManagerEffect] {
+        if let index = flightWaiters.firstIndex(where: { $0.id == id }) {
+            return [.resume([flightWaiters.remove(at: index)], .failure(.cancelled))]
+        }
+        if let index = pendingWaiters.firstIndex(where: { $0.id == id }) {
+            return [.resume([pendingWaiters.remove(at: index)], .failure(.cancelled))]
+        }
+        return []
+    }
+
+    private mutating func startFlight(isLaunch: Bool) -> [ManagerEffect] {
+        guard let session else { return [] }
+        let flight = RefreshFlight(
+            id: makeID(),
+            generation: generation,
+            session: session,
+            sessionIsUnsaved: isSessionUnsaved,
+            isLaunch: isLaunch
+        )
+        self.flight = flight
+        return [.refresh(flight)]
+    }
+
+    private mutating func servePending(now: Date) -> [ManagerEffect] {
+        let waiters = pendingWaiters
+        pendingWaiters = []
+        return waiters.flatMap { request($0, now: now) }
+    }
+
+    private mutating func failPending(_ error: ManagedSessionError) -> [ManagerEffect] {
+        let waiters = pendingWaiters
+        pendingWaiters = []
+        return waiters.isEmpty ? [] : [.resume(waiters, .failure(error))]
+    }
+
+    // MARK: - Refresh results (rules 4, 5, 6)
+
+    /// Whether `flight` may still commit: it is the one in flight, in the current generation.
+    func isCurrent(_ flight: RefreshFlight) -> Bool {
+        self.flight?.id == flight.id && flight.generation == generation
+    }
+
+    /// The refresh succeeded, or adopted the rotation another process made. The shell has saved
+    /// `refreshed` already, unless `isUnsaved` (the write failed; the old token is spent).
+    mutating func refreshed(
+        _ flight: RefreshFlight,
+        to refreshed: ManagedSession,
+        isUnsaved: Bool,
+        writeError: SessionStoreError?,
+        now: Date
+    ) -> [ManagerEffect] {
+        guard isCurrent(flight) else { return [] }
+        self.flight = nil
+        session = refreshed
+        lastKnownUser = refreshed.user
+        isSessionUnsaved = isUnsaved
+        blockingError = nil
+        var effects: [ManagerEffect] = [.redact(refreshed)]
+        if flight.isLaunch {
+            outbox.append(.sessionFetched(isInitialFetch: true))
+        } else {
+            outbox.append(.sessionUpdated(refreshed))
+        }
+        if let writeError {
+            outbox.append(.unexpectedError(.sessionFetchFailed(error: ManagedSessionError.storage(writeError))))
+            rewriteAttempt = 0
+            effects.append(.rewriteLater(generation: generation, delay: configuration.storageRetryInterval))
+        }
+        effects.append(.resume(takeFlightWaiters(), .success(refreshed)))
+        effects += armTimer()
+        if flight.isLaunch {
+            effects += credentialCheck(now: now, force: true)
+            effects += servePending(now: now)
+        }
+        return effects
+    }
+
+    /// The refresh failed without ending the session: transient, a misconfiguration, or the store.
+    mutating func refreshFailed(_ flight: RefreshFlight, error: ManagedSessionError, now: Date) -> [ManagerEffect] {
+        guard isCurrent(flight) else { return [] }
+        self.flight = nil
+        if case .remote(let remote) = error, remote.kind == .misconfiguration {
+            blockingError = remote
+        }
+        // The session stands; the handle hears the failure. The next activation or call retries.
+        outbox.append(.sessionFetchFailed(error))
+        var effects: [ManagerEffect] = [.resume(takeFlightWaiters(), .failure(error))]
+        if flight.isLaunch {
+            effects += credentialCheck(now: now, force: true)
+            effects += servePending(now: now)
+        }
+        return effects
+    }
+
+    private mutating func takeFlightWaiters() -> [SessionWaiter] {
+        defer { flightWaiters = [] }
+        return flightWaiters
+    }
+
+    // MARK: - Sign-in and sign-out (rules 6, 7, 8)
+
+    /// A sign-in whose tokens the shell has stored: commits it if no sign-out or other sign-in
+    /// committed since `startGeneration`.
+    mutating func signedIn(_ signedIn: ManagedSession, startGeneration: UInt64, now: Date) -> [ManagerEffect]? {
+        guard startGeneration == generation else { return nil }
+        generation += 1
+        session = signedIn
+        lastKnownUser = signedIn.user
+        isSessionUnsaved = false
+        blockingError = nil
+        lastCredentialCheck = now
+        phase = .ready
+        let abandoned = flight
+        flight = nil
+        outbox.append(.sessionSignIn)
+        var effects: [ManagerEffect] = [.redact(signedIn)]
+        if abandoned != nil {
+            effects.append(.resume(takeFlightWaiters(), .failure(.superseded)))
+        }
+        effects += armTimer()
+        effects += servePending(now: now)
+        return effects
+    }
+
+    /// Starts a sign-out: the runtime session goes, a new generation begins, waiters fail. The
+    /// shell then removes the stored session and publishes the event.
+    ///
+    /// - Returns: The session that ended, and the effects.
+    mutating func signOut(error: ManagedSessionError?) -> (ended: ManagedSession?, effects: [ManagerEffect]) {
+        let ended = session
+        generation += 1
+        session = nil
+        isSessionUnsaved = false
+        blockingError = nil
+        flight = nil
+        isCheckingCredential = false
+        lastCredentialCheck = nil
+        if phase != .ready { phase = .ready }
+        var effects: [ManagerEffect] = [.redact(nil), .armTimer(nil, generation: generation)]
+        let reason = error ?? .notSignedIn
+        let waiters = takeFlightWaiters() + pendingWaiters
+        pendingWaiters = []
+        if !waiters.isEmpty {
+            effects.append(.resume(waiters, .failure(reason)))
+        }
+        return (ended, effects)
+    }
+
+    /// A user to merge the next sign-in's profile with.
+    func userToMerge(subject: String) -> ManagedUser? {
+        lastKnownUser?.identifier == subject ? lastKnownUser : nil
+    }
+
+    /// The biometric setting changed and the shell stored it.
+    mutating func biometricSettingStored(_ updated: ManagedSession) {
+        session = updated
+        isSessionUnsaved = false
+        outbox.append(.sessionUpdated(updated))
+    }
+
+    /// The retried write of a rotated session succeeded (or failed again).
+    mutating func rewritten(generation writeGeneration: UInt64, error: SessionStoreError?) -> [ManagerEffect] {
+        guard writeGeneration == generation, isSessionUnsaved else { return [] }
+        guard error != nil else {
+            isSessionUnsaved = false
+            return []
+        }
+        rewriteAttempt += 1
+        let delay = min(
+            configuration.maximumStorageRetryInterval,
+            configuration.storageRetryInterval * pow(2, Double(min(rewriteAttempt, 30)))
+        )
+        return [.rewriteLater(generation: generation, delay: delay)]
+    }
+
+    // MARK: - Time, activation, credential state (rules 4, 9)
+
+    private func armTimer() -> [ManagerEffect] {
+        guard let session, session.refreshToken != nil, let date = refreshDate(of: session) else {
+            return [.armTimer(nil, generation: generation)]
+        }
+        return [.armTimer(date, generation: generation)]
+    }
+
+    /// The proactive-refresh timer of `timerGeneration` fired.
+    mutating func timerFired(generation timerGeneration: UInt64, now: Date) -> [ManagerEffect] {
+        guard timerGeneration == generation else { return [] }
+        return refreshIfDue(now: now)
+    }
+
+    private mutating func refreshIfDue(now: Date) -> [ManagerEffect] {
+        guard phase == .ready, let session, flight == nil, blockingError == nil, session.refreshToken != nil,
+            isDue(session, now: now)
+        else { return [] }
+        return startFlight(isLaunch: false)
+    }
+
+    /// The app became active.
+    mutating func activated(now: Date) -> [ManagerEffect] {
+        switch phase {
+        case .waitingForStorage:
+            return [.load(generation: generation)]
+        case .notStarted, .loading:
+            return []
+        case .ready:
+            var effects = refreshIfDue(now: now)
+            effects += credentialCheck(now: now, force: false)
+            if isSessionUnsaved {
+                effects.append(.rewriteLater(generation: generation, delay: 0))
+            }
+            return effects
+        }
+    }
+
+    private mutating func credentialCheck(now: Date, force: Bool) -> [ManagerEffect] {
+        guard configuration.checksCredentialState, let session, !isCheckingCredential else { return [] }
+        if !force, let lastCredentialCheck,
+            now.timeIntervalSince(lastCredentialCheck) < configuration.credentialCheckInterval
+        {
+            return []
+        }
+        isCheckingCredential = true
+        lastCredentialCheck = now
+        return [.checkCredential(session, generation: generation)]
+    }
+
+    /// The backend answered a credential check made in `checkGeneration`.
+    mutating func credentialChecked(
+        _ result: Result<CredentialState, RemoteAuthError>,
+        generation checkGeneration: UInt64
+    ) -> [ManagerEffect] {
+        guard checkGeneration == generation else { return [] }
+        isCheckingCredential = false
+        switch result {
+        case .success(.authorized), .failure:
+            // A network error says nothing about the credential: nothing changes.
+            return []
+        case .success(let state):
+            return [.signOut(error: .credentialRevoked(state), generation: generation)]
+        }
+    }
+}

@@ -1,0 +1,728 @@
+import AuthSession
+import AuthSessionInterface
+import Foundation
+
+/// A ready session provider: it stores, restores, refreshes, rotates and revokes a session for
+/// any ``RemoteAuthService``, so an app writes none of that.
+///
+/// ```swift
+/// let provider = ManagedSessionProvider(store: FileSessionStore(), remote: oauth)
+/// let handle = AuthSessionHandle(sessionProvider: provider)
+/// try await provider.signIn(with: grant)
+/// let token = try await provider.validAccessToken()
+/// ```
+///
+/// Every change flows one way: the remote answers, the store keeps it, and only then does it
+/// become ``session`` and an event the handle hears. The manager follows eleven rules (the
+/// "Session manager" article): a launch that never flashes the sign-in screen, a refresh token
+/// presented at most once (across processes sharing a ``FileSessionStore`` too), proactive and
+/// silent refreshes, no sign-out for a network blip, exactly one for a terminal answer,
+/// generations that drop late results, profile fields merged, sign-out local first, credential
+/// state checked, one shared refresh for all callers, and time on an injectable clock.
+///
+/// It owns expiry: ``allowsLocalSessionValidation`` is `false` and
+/// ``isSessionAutoRefreshEnabled`` is `true`, so the handle never signs a user out for a token
+/// the manager is about to refresh.
+///
+/// All operations are thread-safe.
+public final class ManagedSessionProvider: AuthSessionProviderProtocol {
+
+    /// The session model: tokens, expiry, user and the biometric setting.
+    public typealias AuthSession = ManagedSession
+
+    /// Where the session is kept between launches.
+    public let store: any SessionStore
+
+    /// The backend that issues, refreshes and revokes tokens.
+    public let remote: any RemoteAuthService
+
+    /// How refreshes and sign-ins retry transient failures. A refresh is never retried after an
+    /// answer that may have been lost (``RemoteAuthError/isOutcomeUncertain``) within one try;
+    /// see ``refresh()``.
+    public let retryPolicy: RetryPolicy
+
+    /// The clock expiry, the proactive refresh and the backoff run on.
+    public let clock: any AuthSessionClock
+
+    /// The tunable parts.
+    public let configuration: Configuration
+
+    private let state: ConcurrencySafeContainer<ProviderState>
+    /// Orders the store's writes with the commits that follow them: held around "check the
+    /// generation, write, commit", never across a network call.
+    private let writeLock = ConcurrencySafeContainer<Void>(())
+
+    /// Creates a manager. It starts when a handle is created with it.
+    ///
+    /// - Parameters:
+    ///   - store: Where the session is kept.
+    ///   - remote: The backend.
+    ///   - retryPolicy: How transient failures are retried; ``RetryPolicy/standard`` by default.
+    ///   - clock: The clock; the system's by default.
+    ///   - configuration: The tunable parts.
+    public init(
+        store: any SessionStore,
+        remote: any RemoteAuthService,
+        retryPolicy: RetryPolicy = .standard,
+        clock: any AuthSessionClock = SystemClock(),
+        configuration: Configuration = Configuration()
+    ) {
+        self.store = store
+        self.remote = remote
+        self.retryPolicy = retryPolicy
+        self.clock = clock
+        self.configuration = configuration
+        self.state = ConcurrencySafeContainer(ProviderState(machine: ManagedSessionMachine(configuration: configuration)))
+    }
+
+    deinit {
+        let leftovers = state.withLock { state in
+            (state.tasks.values.map { $0 }, state.observations, state.registrations)
+        }
+        leftovers.0.forEach { $0.cancel() }
+        leftovers.1.forEach { $0.cancel() }
+        leftovers.2.forEach { $0.cancel() }
+    }
+
+    // MARK: - AuthSessionProviderProtocol
+
+    /// The runtime session: stored, or (after a rotation whose write failed) about to be.
+    public var session: ManagedSession? {
+        state.withLock { $0.machine.session }
+    }
+
+    /// The persisted biometric setting of the session; `false` without one.
+    public var isBioMetricAuthenticationEnabled: Bool {
+        session?.isBiometricAuthenticationEnabled ?? false
+    }
+
+    /// `false`: the manager owns expiry and refreshes before it.
+    public var allowsLocalSessionValidation: Bool { false }
+
+    /// `true`: the manager refreshes the session itself.
+    public var isSessionAutoRefreshEnabled: Bool { true }
+
+    /// "Unlock your account".
+    public func preferredAuthenticationReason() -> String { "Unlock your account" }
+
+    /// Whether a session exists and its user turned biometrics on.
+    public func canPerformAuthentication() -> Bool { isBioMetricAuthenticationEnabled }
+
+    /// Starts the manager: publishes `fetchingSession`, loads the store (synchronously, so a
+    /// stored valid session is signed in before the handle's initializer returns), and listens for
+    /// activations and revocations.
+    ///
+    /// - Parameter eventProxy: Where events go; held weakly.
+    public func initializeSessionProvider(for eventProxy: any AuthSessionEventProxy) {
+        let activation = configuration.activationSignal.observe { [weak self] in
+            self?.input { machine, now in machine.activated(now: now) }
+        }
+        let revocation = configuration.revocationSignal?.observe { [weak self] in
+            self?.handleCredentialRevocation()
+        }
+        state.withLock { state in
+            state.proxy = eventProxy
+            state.observations = [activation] + (revocation.map { [$0] } ?? [])
+        }
+        input { machine, _ in machine.launch() }
+    }
+
+    /// Stores the biometric setting with the session. Without a session it does nothing; a store
+    /// failure keeps the setting as it was and is reported as
+    /// ``AuthSessionError/userUpdateFailure(error:)``.
+    ///
+    /// - Parameter isEnabled: Whether to gate the session behind biometrics.
+    public func setBioMetricAuthentication(_ isEnabled: Bool) {
+        writeLock.withLock { _ in
+            guard var updated = state.withLock({ $0.machine.session }),
+                updated.isBiometricAuthenticationEnabled != isEnabled
+            else { return }
+            updated.isBiometricAuthenticationEnabled = isEnabled
+            do throws(SessionStoreError) {
+                try store.save(updated)
+                state.withLock { $0.machine.biometricSettingStored(updated) }
+            } catch {
+                let reported = AuthSessionError.userUpdateFailure(error: ManagedSessionError.storage(error))
+                state.withLock { $0.machine.outbox.append(.unexpectedError(reported)) }
+            }
+        }
+        drainOutbox()
+    }
+
+    /// Signs out: local first (the runtime session, the store, the event), then the refresh token
+    /// is revoked at the backend, best effort, without waiting for it.
+    ///
+    /// - Parameter error: Why (a biometric failure, say), or `nil` for a voluntary sign-out.
+    /// - Throws: ``ManagedSessionError/storage(_:)`` when the stored session could not be
+    ///   removed. The user is signed out in memory all the same.
+    public func signout(with error: (any Error)?) throws {
+        if let removeError = performSignOut(
+            error: error,
+            reason: error as? ManagedSessionError,
+            ifGeneration: nil,
+            revokes: configuration.revokesOnSignOut
+        ) {
+            throw ManagedSessionError.storage(removeError)
+        }
+    }
+
+    // MARK: - The manager's own surface
+
+    /// Signs in: exchanges `grant` for tokens, stores the session, and only then makes it the
+    /// runtime session and publishes `sessionSignIn`.
+    ///
+    /// Profile fields a backend sends only on the first sign-in (a name, an email) are merged from
+    /// the last known user with the same subject. If the store cannot keep the session, the
+    /// sign-in fails and the tokens just issued are revoked. If a sign-out or another sign-in
+    /// committed meanwhile, this one fails with ``ManagedSessionError/superseded``.
+    ///
+    /// - Parameter grant: What the user presents.
+    /// - Returns: The new session.
+    /// - Throws: ``ManagedSessionError``.
+    @discardableResult
+    public func signIn(with grant: AuthGrant) async throws(ManagedSessionError) -> ManagedSession {
+        let startGeneration = state.withLock { $0.machine.generation }
+        let tokens: IssuedTokens
+        do throws(RemoteAuthError) {
+            tokens = try await retryPolicy.run(clock: clock, isIdempotent: false) { _ throws(RemoteAuthError) in
+                try await remote.obtainTokens(with: grant)
+            }
+        } catch {
+            throw .remote(error)
+        }
+        let now = clock.now
+        let subject = tokens.user?.identifier ?? ""
+        let (known, current) = state.withLock { ($0.machine.userToMerge(subject: subject), $0.machine.session) }
+        var signedIn = makeSession(from: tokens, now: now, previous: nil, knownUser: known)
+        if let current, current.user.identifier == subject {
+            signedIn.isBiometricAuthenticationEnabled = current.isBiometricAuthenticationEnabled
+        }
+        let committed: Result<[ManagerEffect], ManagedSessionError> = writeLock.withLock { _ in
+            guard state.withLock({ $0.machine.generation }) == startGeneration else { return .failure(.superseded) }
+            do throws(SessionStoreError) {
+                try store.save(signedIn)
+            } catch {
+                return .failure(.storage(error))
+            }
+            // Every generation change happens under the write lock: this commit cannot be refused.
+            let effects = state.withLock { $0.machine.signedIn(signedIn, startGeneration: startGeneration, now: now) }
+            return .success(effects ?? [])
+        }
+        switch committed {
+        case .success(let effects):
+            perform(effects)
+            drainOutbox()
+            return signedIn
+        case .failure(let error):
+            revokeInBackground(tokens.refreshToken ?? tokens.accessToken, kind: tokens.refreshToken == nil ? .accessToken : .refreshToken)
+            throw error
+        }
+    }
+
+    /// An access token valid for at least `minimumValidity` more seconds: what API calls use.
+    ///
+    /// Cheap when the token is valid (one lock, one clock read). Otherwise the caller joins the
+    /// one refresh in flight, or starts it: any number of concurrent callers, in this process or
+    /// in others sharing the store, cause one request. Before the launch finished, the caller
+    /// waits for it. Cancelling the caller ends its wait only; the refresh goes on for the others.
+    ///
+    /// A refreshed token is returned even if the server issued it for less than
+    /// `minimumValidity`.
+    ///
+    /// - Parameter minimumValidity: The seconds the token must still be valid; 30 by default.
+    /// - Returns: The access token.
+    /// - Throws: ``ManagedSessionError``: ``ManagedSessionError/notSignedIn``, the refresh's
+    ///   failure (the session stands unless ``ManagedSessionError/endsSession``), or
+    ///   ``ManagedSessionError/cancelled``.
+    public func validAccessToken(minimumValidity: TimeInterval = 30) async throws(ManagedSessionError) -> String {
+        let now = clock.now
+        if let token = state.withLock({ $0.machine.validToken(minimumValidity: minimumValidity, now: now) }) {
+            return token
+        }
+        return try await waitForSession(minimumValidity: max(0, minimumValidity)).accessToken
+    }
+
+    /// Refreshes now, whether or not a refresh is due, and returns the refreshed session. Joins a
+    /// refresh already in flight instead of starting a second one.
+    ///
+    /// A refresh presents the stored refresh token once. If its answer is lost (a timeout, a
+    /// reset after sending), it is not retried: the server may have spent the token. The session
+    /// stands and the next refresh presents the token again; a server with a refresh grace period
+    /// accepts it, one without may end the session.
+    ///
+    /// - Returns: The refreshed session.
+    /// - Throws: ``ManagedSessionError``.
+    @discardableResult
+    public func refresh() async throws(ManagedSessionError) -> ManagedSession {
+        try await waitForSession(minimumValidity: nil)
+    }
+
+    /// Signs out because the backend revoked the credential (a pushed notification, such as Sign
+    /// in with Apple's). Does nothing without a session.
+    public func handleCredentialRevocation() {
+        guard let generation = state.withLock({ $0.machine.session == nil ? nil : $0.machine.generation }) else { return }
+        let reason = ManagedSessionError.credentialRevoked(.revoked)
+        _ = performSignOut(error: reason, reason: reason, ifGeneration: generation, revokes: false)
+    }
+
+    /// Waits until no refresh, credential check or revocation the manager started is running.
+    /// Timers and backoff waits do not count: they wait on the clock.
+    public func waitUntilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isIdle = state.withLock { state in
+                if state.runningOperations == 0 { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if isIdle { continuation.resume() }
+        }
+    }
+
+    // MARK: - Waiting
+
+    private func waitForSession(minimumValidity: TimeInterval?) async throws(ManagedSessionError) -> ManagedSession {
+        let id = state.withLock { $0.machine.makeID() }
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ManagedSession, any Error>) in
+                    let waiter = SessionWaiter(id: id, minimumValidity: minimumValidity, continuation: continuation)
+                    input { machine, now in machine.request(waiter, now: now) }
+                    if Task.isCancelled { cancelWaiter(id) }
+                }
+            } onCancel: {
+                cancelWaiter(id)
+            }
+        } catch let error as ManagedSessionError {
+            throw error
+        } catch {
+            throw .cancelled
+        }
+    }
+
+    private func cancelWaiter(_ id: UInt64) {
+        input { machine, _ in machine.cancel(waiter: id) }
+    }
+
+    // MARK: - Inputs and effects
+
+    /// Runs one machine step under the lock, then its effects and the events it queued.
+    private func input(_ step: (inout ManagedSessionMachine, Date) -> [ManagerEffect]) {
+        let now = clock.now
+        let effects = state.withLock { step(&$0.machine, now) }
+        perform(effects)
+        drainOutbox()
+    }
+
+    private func perform(_ effects: [ManagerEffect]) {
+        for effect in effects {
+            switch effect {
+            case .load(let generation):
+                let result: Result<ManagedSession?, SessionStoreError>
+                do throws(SessionStoreError) {
+                    result = .success(try store.load())
+                } catch {
+                    result = .failure(error)
+                }
+                input { machine, now in machine.loaded(result, generation: generation, now: now) }
+            case .reloadLater(let generation, let delay):
+                schedule(.storage, after: delay) { provider in
+                    provider.perform([.load(generation: generation)])
+                    provider.drainOutbox()
+                }
+            case .refresh(let flight):
+                startRefresh(flight)
+            case .checkCredential(let session, let generation):
+                checkCredential(session, generation: generation)
+            case .armTimer(let date, let generation):
+                if let date {
+                    schedule(.refresh, at: date) { provider in
+                        provider.input { machine, now in machine.timerFired(generation: generation, now: now) }
+                    }
+                } else {
+                    state.withLock { $0.tasks.removeValue(forKey: .refresh) }?.cancel()
+                }
+            case .rewriteLater(let generation, let delay):
+                schedule(.rewrite, after: delay) { provider in provider.rewrite(generation: generation) }
+            case .resume(let waiters, let result):
+                for waiter in waiters {
+                    waiter.continuation.resume(with: result.mapError { $0 })
+                }
+            case .redact(let session):
+                let registrations = [session?.accessToken, session?.refreshToken, session?.idToken]
+                    .compactMap { $0 }
+                    .map(SecretRedactor.register)
+                let old = state.withLock { state in
+                    defer { state.registrations = registrations }
+                    return state.registrations
+                }
+                old.forEach { $0.cancel() }
+            case .signOut(let error, let generation):
+                _ = performSignOut(error: error, reason: error, ifGeneration: generation, revokes: false)
+            }
+        }
+    }
+
+    /// Publishes queued events in order, from one thread at a time. An event published while
+    /// another thread is publishing (a handle that calls back into the provider) waits its turn.
+    private func drainOutbox() {
+        let proxy: (any AuthSessionEventProxy)?? = state.withLock { state in
+            if state.isDraining { return .none }
+            state.isDraining = true
+            return .some(state.proxy)
+        }
+        guard let proxy else { return }
+        while true {
+            let event = state.withLock { state -> AuthSessionEvent? in
+                if state.machine.outbox.isEmpty {
+                    state.isDraining = false
+                    return nil
+                }
+                return state.machine.outbox.removeFirst()
+            }
+            guard let event else { return }
+            proxy?.publish(event, for: self)
+        }
+    }
+
+    // MARK: - Timers
+
+    private func schedule(
+        _ slot: TaskSlot,
+        after delay: TimeInterval,
+        _ body: @escaping @Sendable (ManagedSessionProvider) -> Void
+    ) {
+        schedule(slot, at: clock.now.addingTimeInterval(max(0, delay)), body)
+    }
+
+    private func schedule(
+        _ slot: TaskSlot,
+        at date: Date,
+        _ body: @escaping @Sendable (ManagedSessionProvider) -> Void
+    ) {
+        let clock = clock
+        let task = Task { [weak self] in
+            do {
+                try await clock.sleep(until: date)
+            } catch {
+                return
+            }
+            guard let self, !Task.isCancelled else { return }
+            body(self)
+        }
+        state.withLock { state in
+            let replaced = state.tasks.updateValue(task, forKey: slot)
+            return replaced
+        }?.cancel()
+    }
+
+    // MARK: - Refresh
+
+    private enum RefreshOutcome {
+        case committed([ManagerEffect])
+        case failed(ManagedSessionError)
+        case terminal(ManagedSessionError)
+        /// A sign-out or sign-in happened meanwhile; tokens obtained for nothing are revoked.
+        case stale(orphaned: String?)
+    }
+
+    private func startRefresh(_ flight: RefreshFlight) {
+        beginOperation()
+        // The refresh runs on a thread of its own: it holds the store's exclusive access (a
+        // blocking lock, across processes for a file store) while it waits for the server.
+        let thread = Thread { [self] in
+            let outcome = runRefresh(flight)
+            finish(flight, outcome)
+            endOperation()
+        }
+        thread.name = "AuthSessionKit.refresh"
+        thread.start()
+    }
+
+    private func isCurrent(_ flight: RefreshFlight) -> Bool {
+        state.withLock { $0.machine.isCurrent(flight) }
+    }
+
+    private func runRefresh(_ flight: RefreshFlight) -> RefreshOutcome {
+        do {
+            return try store.withExclusiveAccess { () -> RefreshOutcome in
+                guard isCurrent(flight) else { return .stale(orphaned: nil) }
+                if !flight.sessionIsUnsaved {
+                    // Another process sharing the store may have refreshed (adopt its rotation)
+                    // or signed out.
+                    let stored: ManagedSession?
+                    do throws(SessionStoreError) {
+                        stored = try store.load()
+                    } catch {
+                        return .failed(.storage(error))
+                    }
+                    guard let stored, stored.user.identifier == flight.session.user.identifier else {
+                        return .terminal(.signedOutElsewhere)
+                    }
+                    if stored.refreshToken != flight.session.refreshToken {
+                        return commit(flight, stored, isStored: true)
+                    }
+                }
+                guard let refreshToken = flight.session.refreshToken else { return .failed(.refreshUnavailable) }
+                switch presentOnce(refreshToken) {
+                case .failure(let error):
+                    return error.kind == .terminal ? .terminal(.remote(error)) : .failed(.remote(error))
+                case .success(let tokens):
+                    let refreshed = makeSession(
+                        from: tokens,
+                        now: clock.now,
+                        previous: flight.session,
+                        knownUser: flight.session.user
+                    )
+                    return commit(flight, refreshed, isStored: false)
+                }
+            }
+        } catch let error as SessionStoreError {
+            return .failed(.storage(error))
+        } catch {
+            return .failed(.storage(.unavailable(reason: "exclusive access failed")))
+        }
+    }
+
+    /// Presents `refreshToken`, retrying only failures the server did not act on, and blocks the
+    /// calling thread (the refresh's own) until the answer.
+    private func presentOnce(_ refreshToken: String) -> Result<IssuedTokens, RemoteAuthError> {
+        let answer = ConcurrencySafeContainer<Result<IssuedTokens, RemoteAuthError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let remote = remote
+        let policy = retryPolicy
+        let clock = clock
+        let scope = configuration.refreshScope
+        Task.detached {
+            let result: Result<IssuedTokens, RemoteAuthError>
+            do throws(RemoteAuthError) {
+                result = .success(
+                    try await policy.run(clock: clock, isIdempotent: false) { _ throws(RemoteAuthError) in
+                        try await remote.refresh(refreshToken, scope: scope)
+                    }
+                )
+            } catch {
+                result = .failure(error)
+            }
+            answer.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return answer.withLock { $0 } ?? .failure(RemoteAuthError(.cancelled))
+    }
+
+    /// Stores `refreshed` (unless `isStored`: adopted from the store) and commits it, if the
+    /// flight is still current and the store still holds what the flight started from.
+    private func commit(_ flight: RefreshFlight, _ refreshed: ManagedSession, isStored: Bool) -> RefreshOutcome {
+        writeLock.withLock { _ in
+            guard let current = state.withLock({ $0.machine.isCurrent(flight) ? $0.machine.session : nil }) else {
+                return .stale(orphaned: isStored ? nil : refreshed.refreshToken)
+            }
+            var refreshed = refreshed
+            // The biometric setting may have changed while the server answered.
+            refreshed.isBiometricAuthenticationEnabled = current.isBiometricAuthenticationEnabled
+            var writeError: SessionStoreError?
+            if !isStored {
+                do throws(SessionStoreError) {
+                    if !flight.sessionIsUnsaved {
+                        // A process that signed out or in does not take exclusive access: check
+                        // the store still holds what this refresh started from.
+                        let stored = try store.load()
+                        if stored?.refreshToken != flight.session.refreshToken {
+                            return .terminal(.signedOutElsewhere)
+                        }
+                    }
+                    try store.save(refreshed)
+                } catch {
+                    writeError = error
+                }
+            }
+            let now = clock.now
+            let effects = state.withLock { state in
+                state.machine.refreshed(
+                    flight,
+                    to: refreshed,
+                    isUnsaved: writeError != nil,
+                    writeError: writeError,
+                    now: now
+                )
+            }
+            return .committed(effects)
+        }
+    }
+
+    private func finish(_ flight: RefreshFlight, _ outcome: RefreshOutcome) {
+        switch outcome {
+        case .committed(let effects):
+            perform(effects)
+            drainOutbox()
+        case .failed(let error):
+            input { machine, now in machine.refreshFailed(flight, error: error, now: now) }
+        case .terminal(let error):
+            _ = performSignOut(error: error, reason: error, ifGeneration: flight.generation, revokes: false)
+        case .stale(let orphaned):
+            if let orphaned {
+                revokeInBackground(orphaned, kind: .refreshToken)
+            }
+        }
+    }
+
+    private func rewrite(generation: UInt64) {
+        let effects: [ManagerEffect] = writeLock.withLock { _ in
+            guard
+                let unsaved = state.withLock({ state in
+                    state.machine.generation == generation && state.machine.isSessionUnsaved ? state.machine.session : nil
+                })
+            else { return [] }
+            var writeError: SessionStoreError?
+            do throws(SessionStoreError) {
+                try store.save(unsaved)
+            } catch {
+                writeError = error
+            }
+            return state.withLock { $0.machine.rewritten(generation: generation, error: writeError) }
+        }
+        perform(effects)
+    }
+
+    // MARK: - Sign-out, credential state, revocation
+
+    /// Signs out if `ifGeneration` (when given) is still current: the runtime session, then the
+    /// store, then the event; then, if `revokes`, the backend.
+    ///
+    /// - Returns: The store's error, if the stored session could not be removed.
+    private func performSignOut(
+        error: (any Error)?,
+        reason: ManagedSessionError?,
+        ifGeneration: UInt64?,
+        revokes: Bool
+    ) -> SessionStoreError? {
+        let outcome: (ended: ManagedSession?, effects: [ManagerEffect], removeError: SessionStoreError?)? =
+            writeLock.withLock { _ in
+                let plan = state.withLock { state -> (ended: ManagedSession?, effects: [ManagerEffect])? in
+                    if let ifGeneration, ifGeneration != state.machine.generation { return nil }
+                    return state.machine.signOut(error: reason)
+                }
+                guard let plan else { return nil }
+                var removeError: SessionStoreError?
+                do throws(SessionStoreError) {
+                    try store.remove()
+                } catch {
+                    removeError = error
+                }
+                state.withLock { state in
+                    state.machine.outbox.append(.sessionSignedOut(error: error))
+                    if let removeError {
+                        let reported = AuthSessionError.signingOutFailure(error: ManagedSessionError.storage(removeError))
+                        state.machine.outbox.append(.unexpectedError(reported))
+                    }
+                }
+                return (plan.ended, plan.effects, removeError)
+            }
+        guard let outcome else { return nil }
+        perform(outcome.effects)
+        drainOutbox()
+        if revokes, let ended = outcome.ended {
+            if let refreshToken = ended.refreshToken {
+                revokeInBackground(refreshToken, kind: .refreshToken)
+            } else {
+                revokeInBackground(ended.accessToken, kind: .accessToken)
+            }
+        }
+        return outcome.removeError
+    }
+
+    private func checkCredential(_ session: ManagedSession, generation: UInt64) {
+        beginOperation()
+        let remote = remote
+        Task { [self] in
+            let result: Result<CredentialState, RemoteAuthError>
+            do throws(RemoteAuthError) {
+                result = .success(try await remote.credentialState(for: session))
+            } catch {
+                result = .failure(error)
+            }
+            input { machine, _ in machine.credentialChecked(result, generation: generation) }
+            endOperation()
+        }
+    }
+
+    private func revokeInBackground(_ token: String, kind: TokenKind) {
+        beginOperation()
+        let remote = remote
+        Task { [self] in
+            try? await remote.revoke(token, kind: kind)
+            endOperation()
+        }
+    }
+
+    private func beginOperation() {
+        state.withLock { $0.runningOperations += 1 }
+    }
+
+    private func endOperation() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.runningOperations -= 1
+            guard state.runningOperations == 0 else { return [] }
+            defer { state.idleWaiters = [] }
+            return state.idleWaiters
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    // MARK: - Sessions from tokens
+
+    /// A session from issued tokens: a refresh keeps what the server did not send again (the
+    /// refresh token of a non-rotating server, the ID token, the scope, profile fields); a
+    /// sign-in merges profile fields from the last known user with the same subject (rule 7).
+    private func makeSession(
+        from tokens: IssuedTokens,
+        now: Date,
+        previous: ManagedSession?,
+        knownUser: ManagedUser?
+    ) -> ManagedSession {
+        let issued = tokens.user ?? previous?.user ?? ManagedUser(identifier: "")
+        let user = knownUser.map { Self.merge(issued, over: $0) } ?? issued
+        let lifetime = tokens.expiresIn ?? configuration.assumedTokenLifetime
+        return ManagedSession(
+            accessToken: tokens.accessToken,
+            refreshToken: tokens.refreshToken ?? previous?.refreshToken,
+            idToken: tokens.idToken ?? previous?.idToken,
+            tokenType: tokens.tokenType,
+            scope: tokens.scope?.joined(separator: " ") ?? previous?.scope,
+            expiresAt: now.timeIntervalSince1970 + lifetime,
+            issuedAt: now.timeIntervalSince1970,
+            user: user,
+            isBiometricAuthenticationEnabled: previous?.isBiometricAuthenticationEnabled ?? false
+        )
+    }
+
+    /// `new` with the fields it lacks taken from `known`, when both are the same subject.
+    static func merge(_ new: ManagedUser, over known: ManagedUser) -> ManagedUser {
+        guard new.identifier == known.identifier else { return new }
+        return ManagedUser(
+            identifier: new.identifier,
+            name: new.name ?? known.name,
+            email: new.email ?? known.email,
+            profile: known.profile.merging(new.profile) { _, newer in newer }
+        )
+    }
+}
+
+/// The background tasks a manager keeps, one per slot: arming one cancels the one before.
+private enum TaskSlot: Hashable {
+    case refresh
+    case storage
+    case rewrite
+}
+
+/// Everything mutable in a manager, behind one lock.
+private struct ProviderState {
+    var machine: ManagedSessionMachine
+    weak var proxy: (any AuthSessionEventProxy)?
+    var isDraining = false
+    var tasks: [TaskSlot: Task<Void, Never>] = [:]
+    var observations: [AppActivationObservation] = []
+    var registrations: [SecretRegistration] = []
+    var runningOperations = 0
+    var idleWaiters: [CheckedContinuation<Void, Never>] = []
+}
