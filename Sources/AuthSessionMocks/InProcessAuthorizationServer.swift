@@ -1,0 +1,589 @@
+import AuthSession
+import AuthSessionProviders
+import Foundation
+
+/// An OAuth-like authorization server that runs in the test's process: it signs users in,
+/// rotates refresh tokens, detects their reuse, answers after a latency on an injected clock,
+/// fails on command, and counts every request.
+///
+/// ```swift
+/// let clock = ManualClock()
+/// let server = InProcessAuthorizationServer(clock: clock)
+/// server.register(ManagedUser(identifier: "ada", name: "Ada"), password: "pw")
+/// let tokens = try await server.obtainTokens(with: .password(username: "ada", password: "pw"))
+/// server.enqueueRefreshFaults([.answerLost])   // the next refresh rotates, but the answer is lost
+/// server.holdsRefreshes = true                 // refreshes wait for releaseHeldRefreshes()
+/// ```
+///
+/// Each sign-in starts a token *family*: the refresh tokens and access tokens descending from
+/// it. A family has one live access token and, when the server rotates, one live refresh token;
+/// presenting a spent refresh token again revokes the whole family (when ``detectsReuse``), as
+/// RFC 6819 §5.2.2.3 and the OAuth 2.0 Security BCP recommend. Tokens are random opaque strings:
+/// access tokens start with `at-`, refresh tokens with `rt-`; no ID token is issued.
+///
+/// A refresh goes through these steps, in order:
+/// 1. It waits ``latency`` seconds on the clock; a cancellation meanwhile throws
+///    `RemoteAuthError.Reason.cancelled`, and the server never sees the request.
+/// 2. The presentation is recorded (``presentedRefreshTokens``, ``duplicatePresentations``).
+/// 3. While ``holdsRefreshes``, it suspends until ``releaseHeldRefreshes()``; cancelling its task
+///    does not end the hold. A refresh cancelled while held is still carried out when released,
+///    but its caller receives `RemoteAuthError.Reason.cancelled`: the answer is lost to it.
+/// 4. The next scripted refresh fault applies, if any; otherwise the token is checked and the
+///    tokens are issued.
+///
+/// Sign-ins, revocations and credential-state checks answer at once.
+///
+/// ``description`` and the mirror never show a token.
+///
+/// All operations are thread-safe.
+public final class InProcessAuthorizationServer: RemoteAuthService, CustomStringConvertible, CustomReflectable {
+
+    /// A failure the server produces on command, instead of its normal answer.
+    ///
+    /// All operations are thread-safe.
+    public enum Fault: Sendable, Hashable {
+
+        /// HTTP 503: the server did not act. Transient, and the outcome is certain. As a
+        /// credential-state fault: a network error before the request was sent (`URLError`
+        /// `-1009`, not connected), transient and certain too.
+        case unavailable
+
+        /// The server acts (a refresh rotates, a sign-in issues tokens) but the answer is lost:
+        /// `RemoteAuthError.Reason.timedOut`, transient, with an uncertain outcome.
+        case answerLost
+
+        /// `invalid_grant` with HTTP 400: terminal. The server changes nothing.
+        case invalidGrant
+
+        /// `invalid_client` with HTTP 401: a misconfiguration. The server changes nothing.
+        case invalidClient
+
+        /// HTTP 429 with `Retry-After` in seconds: transient, and the outcome is certain.
+        case tooManyRequests(retryAfter: TimeInterval)
+    }
+
+    private struct Account {
+        var user: ManagedUser
+        var password: String?
+        var hasReceivedProfile = false
+    }
+
+    private struct Family {
+        var subject: String
+        var scope: [String]?
+        var accessToken: String
+        var accessTokenExpiresAt: Date
+        var refreshToken: String
+        var isRevoked = false
+    }
+
+    private struct State: WaitableState {
+        var latency: TimeInterval
+        var accessTokenLifetime: TimeInterval
+        var holdsRefreshes = false
+        var accounts: [String: Account] = [:]
+        var authorizationCodes: [String: String] = [:]
+        var families: [Int: Family] = [:]
+        var nextFamilyID = 0
+        var familyOfAccessToken: [String: Int] = [:]
+        var familyOfRefreshToken: [String: Int] = [:]
+        var refreshFaults: [Fault] = []
+        var credentialStateFaults: [Fault] = []
+        var obtainFaults: [Fault] = []
+        var heldRefreshes: [CheckedContinuation<Bool, Never>] = []
+        var obtainCount = 0
+        var presentedRefreshTokens: [String] = []
+        var presentedOnce: Set<String> = []
+        var duplicatePresentations: [String] = []
+        var revokedTokens: [String] = []
+        var credentialStateCount = 0
+        var waiters = WaiterList<State>()
+
+        /// The family `token` belongs to, as an access or a refresh token.
+        func family(of token: String) -> Int? {
+            familyOfAccessToken[token] ?? familyOfRefreshToken[token]
+        }
+
+        mutating func revokeFamily(_ id: Int) {
+            families[id]?.isRevoked = true
+        }
+    }
+
+    private let state: ConcurrencySafeContainer<State>
+
+    /// The clock that times the latency and the access tokens' expiry.
+    public let clock: any AuthSessionClock
+
+    /// Whether a refresh spends the refresh token presented and issues a new one.
+    public let rotatesRefreshTokens: Bool
+
+    /// Whether presenting a spent refresh token revokes its whole family.
+    public let detectsReuse: Bool
+
+    /// Creates a server with no users.
+    ///
+    /// - Parameters:
+    ///   - clock: The clock for the latency and the access tokens' expiry.
+    ///   - accessTokenLifetime: Seconds an access token lives.
+    ///   - rotatesRefreshTokens: Whether each refresh spends the refresh token and issues a new one.
+    ///   - detectsReuse: Whether presenting a spent refresh token revokes its family.
+    ///   - latency: Seconds of the clock each refresh waits before the server sees it.
+    public init(
+        clock: any AuthSessionClock = SystemClock(),
+        accessTokenLifetime: TimeInterval = 3600,
+        rotatesRefreshTokens: Bool = true,
+        detectsReuse: Bool = true,
+        latency: TimeInterval = 0
+    ) {
+        self.clock = clock
+        self.rotatesRefreshTokens = rotatesRefreshTokens
+        self.detectsReuse = detectsReuse
+        state = ConcurrencySafeContainer(State(latency: latency, accessTokenLifetime: accessTokenLifetime))
+    }
+
+    // MARK: - Settings
+
+    /// Seconds of the clock each refresh waits before the server sees it; 0 or less for none.
+    public var latency: TimeInterval {
+        get { state.withLock { $0.latency } }
+        set { state.withLock { $0.latency = newValue } }
+    }
+
+    /// Seconds an access token lives from its issue; applies to tokens issued from now on.
+    public var accessTokenLifetime: TimeInterval {
+        get { state.withLock { $0.accessTokenLifetime } }
+        set { state.withLock { $0.accessTokenLifetime = newValue } }
+    }
+
+    // MARK: - Users
+
+    /// Registers `user` for the password grant, with `password`; a user registered already gets
+    /// the new profile and password, and keeps whether the profile was sent once.
+    ///
+    /// - Parameters:
+    ///   - user: The user; its identifier is the grant's `username`.
+    ///   - password: The password.
+    public func register(_ user: ManagedUser, password: String) {
+        state.withLock { state in
+            var account = state.accounts[user.identifier] ?? Account(user: user)
+            account.user = user
+            account.password = password
+            state.accounts[user.identifier] = account
+        }
+    }
+
+    /// Issues a single-use authorization code for `user`, as the authorization endpoint would
+    /// after the user signed in; registers the user (without a password) if unknown.
+    ///
+    /// - Parameter user: The user the code signs in.
+    /// - Returns: The code, for `AuthGrant.authorizationCode(_:codeVerifier:redirectURI:nonce:)`.
+    public func issueAuthorizationCode(for user: ManagedUser) -> String {
+        let code = Self.makeToken(prefix: "code-")
+        state.withLock { state in
+            if state.accounts[user.identifier] == nil {
+                state.accounts[user.identifier] = Account(user: user)
+            }
+            state.authorizationCodes[code] = user.identifier
+        }
+        return code
+    }
+
+    // MARK: - Scripted faults
+
+    /// Queues faults for the next refreshes, one each, after those queued already.
+    ///
+    /// - Parameter faults: The faults, in order.
+    public func enqueueRefreshFaults(_ faults: [Fault]) {
+        state.withLock { $0.refreshFaults += faults }
+    }
+
+    /// Queues faults for the next credential-state checks, one each. Only ``Fault/unavailable``
+    /// is meaningful there (a network error); the others answer as they do elsewhere.
+    ///
+    /// - Parameter faults: The faults, in order.
+    public func enqueueCredentialStateFaults(_ faults: [Fault]) {
+        state.withLock { $0.credentialStateFaults += faults }
+    }
+
+    /// Queues faults for the next sign-ins (``obtainTokens(with:)``), one each.
+    ///
+    /// - Parameter faults: The faults, in order.
+    public func enqueueObtainFaults(_ faults: [Fault]) {
+        state.withLock { $0.obtainFaults += faults }
+    }
+
+    // MARK: - Holding refreshes
+
+    /// While `true`, each refresh suspends after its presentation is recorded and before the
+    /// server answers it, until ``releaseHeldRefreshes()``. Setting it to `false` does not
+    /// release the refreshes held already.
+    public var holdsRefreshes: Bool {
+        get { state.withLock { $0.holdsRefreshes } }
+        set { state.withLock { $0.holdsRefreshes = newValue } }
+    }
+
+    /// The number of refreshes held now.
+    public var heldRefreshCount: Int {
+        state.withLock { $0.heldRefreshes.count }
+    }
+
+    /// Lets every held refresh go on, in the order they were held; they then run concurrently.
+    public func releaseHeldRefreshes() {
+        let held = state.mutateAndNotify { state in
+            defer { state.heldRefreshes = [] }
+            return state.heldRefreshes
+        }
+        for continuation in held {
+            continuation.resume(returning: true)
+        }
+    }
+
+    /// Returns once at least `count` refreshes are held.
+    ///
+    /// - Parameters:
+    ///   - count: The number of held refreshes to wait for.
+    ///   - timeout: A safety net in real seconds, not a way to wait.
+    /// - Throws: ``MockTimeoutError`` if fewer are held within `timeout`.
+    public func waitForHeldRefreshes(_ count: Int, timeout: TimeInterval = 10) async throws {
+        try await state.wait(timeout: timeout, for: "\(count) held refreshes") { $0.heldRefreshes.count >= count }
+    }
+
+    // MARK: - Administration
+
+    /// Revokes every token family of the user `subject`, as a sign-out on another device or an
+    /// administrator would. Not counted in ``revokedTokens``.
+    ///
+    /// - Parameter subject: The user's identifier.
+    public func revokeAllSessions(of subject: String) {
+        state.withLock { state in
+            for (id, family) in state.families where family.subject == subject {
+                state.revokeFamily(id)
+            }
+        }
+    }
+
+    /// Whether a resource server would accept `token`: it is its family's current access token,
+    /// the family is not revoked, and the clock has not reached its expiry.
+    ///
+    /// - Parameter token: The access token.
+    /// - Returns: `true` if it is live.
+    public func isAccessTokenValid(_ token: String) -> Bool {
+        let now = clock.now
+        return state.withLock { state in
+            guard let id = state.familyOfAccessToken[token], let family = state.families[id] else { return false }
+            return !family.isRevoked && family.accessToken == token && now < family.accessTokenExpiresAt
+        }
+    }
+
+    // MARK: - History
+
+    /// How many times ``obtainTokens(with:)`` was called, failures included.
+    public var obtainCount: Int { state.withLock { $0.obtainCount } }
+
+    /// How many refreshes the server saw (``presentedRefreshTokens``'s count); a refresh
+    /// cancelled during its latency is not seen.
+    public var refreshCount: Int { state.withLock { $0.presentedRefreshTokens.count } }
+
+    /// Every refresh token presented, in order, whatever the outcome.
+    public var presentedRefreshTokens: [String] { state.withLock { $0.presentedRefreshTokens } }
+
+    /// The refresh tokens presented more than once, each listed once, in the order of their
+    /// second presentation.
+    public var duplicatePresentations: [String] { state.withLock { $0.duplicatePresentations } }
+
+    /// Every token passed to ``revoke(_:kind:)``, in order, unknown ones included.
+    public var revokedTokens: [String] { state.withLock { $0.revokedTokens } }
+
+    /// How many times ``credentialState(for:)`` was called, failures included.
+    public var credentialStateCount: Int { state.withLock { $0.credentialStateCount } }
+
+    /// The number of token families not revoked.
+    public var liveFamilyCount: Int {
+        state.withLock { $0.families.values.count { !$0.isRevoked } }
+    }
+
+    /// Forgets the counts and the recorded tokens; keeps the users, the tokens issued, the
+    /// queued faults and the held refreshes.
+    public func reset() {
+        state.withLock { state in
+            state.obtainCount = 0
+            state.presentedRefreshTokens = []
+            state.presentedOnce = []
+            state.duplicatePresentations = []
+            state.revokedTokens = []
+            state.credentialStateCount = 0
+        }
+    }
+
+    // MARK: - RemoteAuthService
+
+    /// Signs a user in: grant type `password` (parameters `username`, the user's identifier, and
+    /// `password`) or `authorization_code` (parameter `code`, from
+    /// ``issueAuthorizationCode(for:)``). Counted; the next obtain fault applies first.
+    ///
+    /// The tokens carry the user; its name, email and profile only on the first issue for that
+    /// user (as Sign in with Apple does), its identifier alone afterwards.
+    ///
+    /// - Parameter grant: The grant.
+    /// - Returns: An access and a refresh token of a new family.
+    /// - Throws: `RemoteAuthError`: `invalid_grant` (terminal) for a wrong password, an unknown
+    ///   user, an unknown or used code; `invalid_request` for a missing parameter and
+    ///   `unsupported_grant_type` for another grant type (misconfigurations); or the fault.
+    public func obtainTokens(with grant: AuthGrant) async throws(RemoteAuthError) -> IssuedTokens {
+        let now = clock.now
+        let result = state.withLock { state -> Result<IssuedTokens, RemoteAuthError> in
+            state.obtainCount += 1
+            let fault = state.obtainFaults.isEmpty ? nil : state.obtainFaults.removeFirst()
+            if let fault, fault != .answerLost {
+                return .failure(Self.error(for: fault))
+            }
+            let outcome = Self.signIn(grant, now: now, state: &state)
+            return fault == .answerLost ? .failure(RemoteAuthError(.timedOut)) : outcome
+        }
+        return try result.get()
+    }
+
+    /// Presents `refreshToken` for new tokens, in the steps the type's overview lists.
+    ///
+    /// A live refresh token is spent and replaced when the server rotates (the family's old
+    /// access token dies); otherwise only a new access token is issued, the old one dies, and
+    /// the answer's refresh token is `nil`. The answer carries no user.
+    ///
+    /// - Parameters:
+    ///   - refreshToken: The refresh token.
+    ///   - scope: The scopes to ask for, or `nil` for those of the sign-in; echoed in the answer.
+    /// - Returns: The new tokens.
+    /// - Throws: `RemoteAuthError`: `invalid_grant` (terminal) for an unknown, spent or revoked
+    ///   token, and a spent one revokes its family when ``detectsReuse``; `cancelled` as the
+    ///   overview says; or the fault.
+    public func refresh(_ refreshToken: String, scope: [String]?) async throws(RemoteAuthError) -> IssuedTokens {
+        let latency = self.latency
+        if latency > 0 {
+            do {
+                try await clock.sleep(for: latency)
+            } catch {
+                throw RemoteAuthError(.cancelled)
+            }
+        }
+        let wasHeld = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let isHeld = state.mutateAndNotify { state in
+                state.presentedRefreshTokens.append(refreshToken)
+                if !state.presentedOnce.insert(refreshToken).inserted,
+                    !state.duplicatePresentations.contains(refreshToken)
+                {
+                    state.duplicatePresentations.append(refreshToken)
+                }
+                guard state.holdsRefreshes else { return false }
+                state.heldRefreshes.append(continuation)
+                return true
+            }
+            if !isHeld {
+                continuation.resume(returning: false)
+            }
+        }
+        let now = clock.now
+        let result = state.withLock { state -> Result<IssuedTokens, RemoteAuthError> in
+            let fault = state.refreshFaults.isEmpty ? nil : state.refreshFaults.removeFirst()
+            if let fault, fault != .answerLost {
+                return .failure(Self.error(for: fault))
+            }
+            let outcome = refresh(refreshToken, scope: scope, now: now, state: &state)
+            return fault == .answerLost ? .failure(RemoteAuthError(.timedOut)) : outcome
+        }
+        if wasHeld, Task.isCancelled {
+            throw RemoteAuthError(.cancelled)
+        }
+        return try result.get()
+    }
+
+    /// Revokes the family of `token`, an access or a refresh token whatever `kind` says.
+    /// Counted in ``revokedTokens``; an unknown or revoked token is not an error (RFC 7009).
+    ///
+    /// - Parameters:
+    ///   - token: The token.
+    ///   - kind: Ignored: the server knows its tokens.
+    public func revoke(_ token: String, kind: TokenKind) async throws(RemoteAuthError) {
+        state.withLock { state in
+            state.revokedTokens.append(token)
+            if let id = state.family(of: token) {
+                state.revokeFamily(id)
+            }
+        }
+    }
+
+    /// The state of the credential behind `session`, after the next credential-state fault if
+    /// one is queued. Counted.
+    ///
+    /// - Parameter session: The session.
+    /// - Returns: `.revoked` if the family of its access or refresh token was revoked,
+    ///   `.notFound` if the server knows neither token, `.authorized` otherwise.
+    /// - Throws: `RemoteAuthError`: the fault only.
+    public func credentialState(for session: ManagedSession) async throws(RemoteAuthError) -> CredentialState {
+        let result = state.withLock { state -> Result<CredentialState, RemoteAuthError> in
+            state.credentialStateCount += 1
+            if !state.credentialStateFaults.isEmpty {
+                let fault = state.credentialStateFaults.removeFirst()
+                return .failure(
+                    fault == .unavailable ? RemoteAuthError(.network(code: -1009)) : Self.error(for: fault)
+                )
+            }
+            let families = [session.accessToken, session.refreshToken].compactMap { token in
+                token.flatMap(state.family(of:)).flatMap { state.families[$0] }
+            }
+            if families.isEmpty { return .success(.notFound) }
+            return .success(families.contains(where: \.isRevoked) ? .revoked : .authorized)
+        }
+        return try result.get()
+    }
+
+    // MARK: - Description
+
+    /// The number of users, of live families and of requests; never a token.
+    public var description: String {
+        state.withLock { state in
+            "InProcessAuthorizationServer(users: \(state.accounts.count), "
+                + "live families: \(state.families.values.count { !$0.isRevoked }), "
+                + "sign-ins: \(state.obtainCount), refreshes: \(state.presentedRefreshTokens.count), "
+                + "held: \(state.heldRefreshes.count))"
+        }
+    }
+
+    /// The description only, so `dump` and debuggers never show a token.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["description": description], displayStyle: .class)
+    }
+
+    // MARK: - Private
+
+    /// Checks `grant` and starts a family; runs under the lock.
+    private static func signIn(
+        _ grant: AuthGrant,
+        now: Date,
+        state: inout State
+    ) -> Result<IssuedTokens, RemoteAuthError> {
+        let subject: String
+        switch grant.grantType {
+        case "password":
+            guard let username = grant.parameters["username"], let password = grant.parameters["password"] else {
+                return .failure(oauthError("invalid_request", "username and password are required"))
+            }
+            guard let account = state.accounts[username], let expected = account.password, expected == password else {
+                return .failure(oauthError("invalid_grant", "wrong user name or password"))
+            }
+            subject = username
+        case "authorization_code":
+            guard let code = grant.parameters["code"] else {
+                return .failure(oauthError("invalid_request", "code is required"))
+            }
+            guard let owner = state.authorizationCodes.removeValue(forKey: code), state.accounts[owner] != nil else {
+                return .failure(oauthError("invalid_grant", "the authorization code is unknown or was used"))
+            }
+            subject = owner
+        default:
+            return .failure(oauthError("unsupported_grant_type", "only password and authorization_code are supported"))
+        }
+        guard var account = state.accounts[subject] else {
+            return .failure(oauthError("invalid_grant", "unknown user"))
+        }
+        let user = account.hasReceivedProfile ? ManagedUser(identifier: subject) : account.user
+        account.hasReceivedProfile = true
+        state.accounts[subject] = account
+
+        let family = Family(
+            subject: subject,
+            scope: grant.scope,
+            accessToken: makeToken(prefix: "at-"),
+            accessTokenExpiresAt: now.addingTimeInterval(state.accessTokenLifetime),
+            refreshToken: makeToken(prefix: "rt-")
+        )
+        state.nextFamilyID += 1
+        let id = state.nextFamilyID
+        state.families[id] = family
+        state.familyOfAccessToken[family.accessToken] = id
+        state.familyOfRefreshToken[family.refreshToken] = id
+        return .success(
+            IssuedTokens(
+                accessToken: family.accessToken,
+                refreshToken: family.refreshToken,
+                tokenType: "Bearer",
+                expiresIn: state.accessTokenLifetime,
+                scope: grant.scope,
+                user: user
+            )
+        )
+    }
+
+    /// Checks `token` and renews its family's tokens; runs under the lock.
+    private func refresh(
+        _ token: String,
+        scope: [String]?,
+        now: Date,
+        state: inout State
+    ) -> Result<IssuedTokens, RemoteAuthError> {
+        guard let id = state.familyOfRefreshToken[token], var family = state.families[id] else {
+            return .failure(Self.oauthError("invalid_grant", "unknown refresh token"))
+        }
+        guard family.refreshToken == token else {
+            if detectsReuse {
+                state.revokeFamily(id)
+            }
+            return .failure(Self.oauthError("invalid_grant", "the refresh token was already used"))
+        }
+        guard !family.isRevoked else {
+            return .failure(Self.oauthError("invalid_grant", "the refresh token was revoked"))
+        }
+        family.accessToken = Self.makeToken(prefix: "at-")
+        family.accessTokenExpiresAt = now.addingTimeInterval(state.accessTokenLifetime)
+        state.familyOfAccessToken[family.accessToken] = id
+        if rotatesRefreshTokens {
+            family.refreshToken = Self.makeToken(prefix: "rt-")
+            state.familyOfRefreshToken[family.refreshToken] = id
+        }
+        state.families[id] = family
+        return .success(
+            IssuedTokens(
+                accessToken: family.accessToken,
+                refreshToken: rotatesRefreshTokens ? family.refreshToken : nil,
+                tokenType: "Bearer",
+                expiresIn: state.accessTokenLifetime,
+                scope: scope ?? family.scope
+            )
+        )
+    }
+
+    /// The error a fault answers with.
+    private static func error(for fault: Fault) -> RemoteAuthError {
+        switch fault {
+        case .unavailable:
+            return RemoteAuthError(.httpStatus(503), statusCode: 503)
+        case .answerLost:
+            return RemoteAuthError(.timedOut)
+        case .invalidGrant:
+            return oauthError("invalid_grant", "scripted invalid_grant")
+        case .invalidClient:
+            return RemoteAuthError(
+                .server(code: "invalid_client"),
+                statusCode: 401,
+                serverDescription: "scripted invalid_client"
+            )
+        case .tooManyRequests(let retryAfter):
+            return RemoteAuthError(.httpStatus(429), statusCode: 429, retryAfter: .seconds(retryAfter))
+        }
+    }
+
+    /// An OAuth error answer with HTTP 400.
+    private static func oauthError(_ code: String, _ description: String) -> RemoteAuthError {
+        RemoteAuthError(.server(code: code), statusCode: 400, serverDescription: description)
+    }
+
+    /// `prefix` and 43 random base64url characters (256 bits).
+    private static func makeToken(prefix: String) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let encoded = Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        return prefix + encoded
+    }
+}
