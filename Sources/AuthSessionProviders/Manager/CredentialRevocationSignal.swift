@@ -2,7 +2,7 @@ import AuthSession
 import Foundation
 
 #if canImport(AuthenticationServices)
-    import AuthenticationServices
+import AuthenticationServices
 #endif
 
 /// Something that tells a ``ManagedSessionProvider`` the backend revoked the user's credential,
@@ -52,9 +52,9 @@ public struct NotificationCenterCredentialRevocationSignal: CredentialRevocation
     /// ``credentialRevoked``.
     public static var platformCredentialRevoked: Notification.Name {
         #if canImport(AuthenticationServices) && !os(watchOS)
-            ASAuthorizationAppleIDProvider.credentialRevokedNotification
+        ASAuthorizationAppleIDProvider.credentialRevokedNotification
         #else
-            credentialRevoked
+        credentialRevoked
         #endif
     }
 
@@ -63,7 +63,9 @@ public struct NotificationCenterCredentialRevocationSignal: CredentialRevocation
     /// - Parameter handler: Called for every post.
     /// - Returns: The observation; cancelling it removes the observer.
     public func observe(_ handler: @escaping @Sendable () -> Void) -> AppActivationObservation {
-        let token = NotificationObserverToken(center.addObserver(forName: name, object: nil, queue: nil) { _ in handler() })
+        let token = NotificationObserverToken(
+            center.addObserver(forName: name, object: nil, queue: nil) { _ in handler() }
+        )
         let center = center
         return AppActivationObservation { center.removeObserver(token.value) }
     }
@@ -97,33 +99,33 @@ extension CredentialState {
 }
 
 #if canImport(AuthenticationServices) && !os(watchOS)
-    /// Sign in with Apple's credential state for a user, as a ``CredentialState``.
-    ///
-    /// Use it from a ``RemoteAuthService`` that signs in with Apple:
-    /// `credentialState(for:)` returns `await AppleIDCredentialState.current(forUserID: session.user.identifier)`.
-    public enum AppleIDCredentialState {
+/// Sign in with Apple's credential state for a user, as a ``CredentialState``.
+///
+/// Use it from a ``RemoteAuthService`` that signs in with Apple:
+/// `credentialState(for:)` returns `await AppleIDCredentialState.current(forUserID: session.user.identifier)`.
+public enum AppleIDCredentialState {
 
-        /// Asks Apple for the state of `userID`'s credential.
-        ///
-        /// - Parameter userID: The Apple user identifier (the ID token's `sub`).
-        /// - Returns: The state.
-        /// - Throws: ``RemoteAuthError``, transient when Apple cannot answer; for a state this
-        ///   package does not know, a misconfiguration, which changes nothing.
-        public static func current(forUserID userID: String) async throws(RemoteAuthError) -> CredentialState {
-            let answer: Result<Int, RemoteAuthError> = await withCheckedContinuation { continuation in
-                ASAuthorizationAppleIDProvider().getCredentialState(forUserID: userID) { state, error in
-                    if error != nil {
-                        continuation.resume(returning: .failure(RemoteAuthError(.network(code: -1))))
-                    } else {
-                        continuation.resume(returning: .success(state.rawValue))
-                    }
+    /// Asks Apple for the state of `userID`'s credential.
+    ///
+    /// - Parameter userID: The Apple user identifier (the ID token's `sub`).
+    /// - Returns: The state.
+    /// - Throws: ``RemoteAuthError``, transient when Apple cannot answer; for a state this
+    ///   package does not know, a misconfiguration, which changes nothing.
+    public static func current(forUserID userID: String) async throws(RemoteAuthError) -> CredentialState {
+        let answer: Result<Int, RemoteAuthError> = await withCheckedContinuation { continuation in
+            ASAuthorizationAppleIDProvider().getCredentialState(forUserID: userID) { state, error in
+                if error != nil {
+                    continuation.resume(returning: .failure(RemoteAuthError(.network(code: -1))))
+                } else {
+                    continuation.resume(returning: .success(state.rawValue))
                 }
             }
-            // A state Apple may add later is not read as a sign-out: it changes nothing.
-            guard let state = CredentialState(appleIDCredentialStateRawValue: try answer.get()) else {
-                throw RemoteAuthError(.unsupported("credential state"))
-            }
-            return state
         }
+        // A state Apple may add later is not read as a sign-out: it changes nothing.
+        guard let state = CredentialState(appleIDCredentialStateRawValue: try answer.get()) else {
+            throw RemoteAuthError(.unsupported("credential state"))
+        }
+        return state
     }
+}
 #endif

@@ -22,6 +22,9 @@ struct RefreshFlight: Sendable {
     let sessionIsUnsaved: Bool
     /// Whether this is the launch's refresh: its end publishes the initial fetch.
     let isLaunch: Bool
+    /// The credential state that asked for this refresh to confirm it, if any: a terminal answer
+    /// then signs out with ``ManagedSessionError/credentialRevoked(_:)``.
+    var verdict: CredentialState? = nil
 }
 
 /// What the shell does after a machine step, outside the lock.
@@ -97,6 +100,9 @@ struct ManagedSessionMachine {
     }
 
     // MARK: - Reading
+
+    /// How many callers wait for a refresh or for the launch.
+    var waitingCallerCount: Int { flightWaiters.count + pendingWaiters.count }
 
     /// The access token if it is valid for `minimumValidity` more seconds and no refresh is
     /// forced; the cheap path of `validAccessToken`.
@@ -233,14 +239,15 @@ struct ManagedSessionMachine {
         return []
     }
 
-    private mutating func startFlight(isLaunch: Bool) -> [ManagerEffect] {
+    private mutating func startFlight(isLaunch: Bool, verdict: CredentialState? = nil) -> [ManagerEffect] {
         guard let session else { return [] }
         let flight = RefreshFlight(
             id: makeID(),
             generation: generation,
             session: session,
             sessionIsUnsaved: isSessionUnsaved,
-            isLaunch: isLaunch
+            isLaunch: isLaunch,
+            verdict: verdict
         )
         self.flight = flight
         return [.refresh(flight)]
@@ -449,19 +456,28 @@ struct ManagedSessionMachine {
         return [.checkCredential(session, generation: generation)]
     }
 
-    /// The backend answered a credential check made in `checkGeneration`.
+    /// The backend answered a credential check of `checked`, made in `checkGeneration`.
+    ///
+    /// A verdict other than authorized signs out, unless it is about tokens already replaced (a
+    /// refresh rotated them meanwhile: the verdict is stale), or the session has a refresh token:
+    /// then the refresh token, the real authority, confirms it. A verdict on an access token that
+    /// another process sharing the store rotated away, or that a refresh killed before its write
+    /// left behind, is not a revocation; the confirming refresh adopts or renews, and signs out
+    /// only on a terminal answer.
     mutating func credentialChecked(
         _ result: Result<CredentialState, RemoteAuthError>,
+        of checked: ManagedSession,
         generation checkGeneration: UInt64
     ) -> [ManagerEffect] {
         guard checkGeneration == generation else { return [] }
         isCheckingCredential = false
-        switch result {
-        case .success(.authorized), .failure:
-            // A network error says nothing about the credential: nothing changes.
-            return []
-        case .success(let state):
+        // A network error says nothing about the credential: nothing changes.
+        guard case .success(let state) = result, state != .authorized else { return [] }
+        guard let session, session.accessToken == checked.accessToken else { return [] }
+        guard session.refreshToken != nil else {
             return [.signOut(error: .credentialRevoked(state), generation: generation)]
         }
+        guard flight == nil else { return [] }
+        return startFlight(isLaunch: false, verdict: state)
     }
 }

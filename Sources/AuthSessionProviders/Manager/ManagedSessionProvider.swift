@@ -72,16 +72,18 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
         self.retryPolicy = retryPolicy
         self.clock = clock
         self.configuration = configuration
-        self.state = ConcurrencySafeContainer(ProviderState(machine: ManagedSessionMachine(configuration: configuration)))
+        self.state = ConcurrencySafeContainer(
+            ProviderState(machine: ManagedSessionMachine(configuration: configuration))
+        )
     }
 
     deinit {
         let leftovers = state.withLock { state in
             (state.tasks.values.map { $0 }, state.observations, state.registrations)
         }
-        leftovers.0.forEach { $0.cancel() }
-        leftovers.1.forEach { $0.cancel() }
-        leftovers.2.forEach { $0.cancel() }
+        for task in leftovers.0 { task.cancel() }
+        for observation in leftovers.1 { observation.cancel() }
+        for registration in leftovers.2 { registration.cancel() }
     }
 
     // MARK: - AuthSessionProviderProtocol
@@ -214,7 +216,10 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
             drainOutbox()
             return signedIn
         case .failure(let error):
-            revokeInBackground(tokens.refreshToken ?? tokens.accessToken, kind: tokens.refreshToken == nil ? .accessToken : .refreshToken)
+            revokeInBackground(
+                tokens.refreshToken ?? tokens.accessToken,
+                kind: tokens.refreshToken == nil ? .accessToken : .refreshToken
+            )
             throw error
         }
     }
@@ -260,7 +265,9 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
     /// Signs out because the backend revoked the credential (a pushed notification, such as Sign
     /// in with Apple's). Does nothing without a session.
     public func handleCredentialRevocation() {
-        guard let generation = state.withLock({ $0.machine.session == nil ? nil : $0.machine.generation }) else { return }
+        guard let generation = state.withLock({ $0.machine.session == nil ? nil : $0.machine.generation }) else {
+            return
+        }
         let reason = ManagedSessionError.credentialRevoked(.revoked)
         _ = performSignOut(error: reason, reason: reason, ifGeneration: generation, revokes: false)
     }
@@ -280,11 +287,17 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
 
     // MARK: - Waiting
 
+    /// How many callers wait for a refresh or for the launch (for tests).
+    var waitingCallerCount: Int {
+        state.withLock { $0.machine.waitingCallerCount }
+    }
+
     private func waitForSession(minimumValidity: TimeInterval?) async throws(ManagedSessionError) -> ManagedSession {
         let id = state.withLock { $0.machine.makeID() }
         do {
             return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ManagedSession, any Error>) in
+                try await withCheckedThrowingContinuation {
+                    (continuation: CheckedContinuation<ManagedSession, any Error>) in
                     let waiter = SessionWaiter(id: id, minimumValidity: minimumValidity, continuation: continuation)
                     input { machine, now in machine.request(waiter, now: now) }
                     if Task.isCancelled { cancelWaiter(id) }
@@ -355,7 +368,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
                     defer { state.registrations = registrations }
                     return state.registrations
                 }
-                old.forEach { $0.cancel() }
+                for registration in old { registration.cancel() }
             case .signOut(let error, let generation):
                 _ = performSignOut(error: error, reason: error, ifGeneration: generation, revokes: false)
             }
@@ -420,7 +433,10 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
     private enum RefreshOutcome {
         case committed([ManagerEffect])
         case failed(ManagedSessionError)
-        case terminal(ManagedSessionError)
+        /// The session is over. `removesStore` is false when the store holds someone else's
+        /// session (another process signed out or in); `orphaned` is a refresh token obtained
+        /// for nothing, to revoke.
+        case terminal(ManagedSessionError, removesStore: Bool, orphaned: String?)
         /// A sign-out or sign-in happened meanwhile; tokens obtained for nothing are revoked.
         case stale(orphaned: String?)
     }
@@ -456,7 +472,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
                         return .failed(.storage(error))
                     }
                     guard let stored, stored.user.identifier == flight.session.user.identifier else {
-                        return .terminal(.signedOutElsewhere)
+                        return .terminal(.signedOutElsewhere, removesStore: false, orphaned: nil)
                     }
                     if stored.refreshToken != flight.session.refreshToken {
                         return commit(flight, stored, isStored: true)
@@ -465,7 +481,9 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
                 guard let refreshToken = flight.session.refreshToken else { return .failed(.refreshUnavailable) }
                 switch presentOnce(refreshToken) {
                 case .failure(let error):
-                    return error.kind == .terminal ? .terminal(.remote(error)) : .failed(.remote(error))
+                    guard error.kind == .terminal else { return .failed(.remote(error)) }
+                    let cause = flight.verdict.map(ManagedSessionError.credentialRevoked) ?? .remote(error)
+                    return .terminal(cause, removesStore: true, orphaned: nil)
                 case .success(let tokens):
                     let refreshed = makeSession(
                         from: tokens,
@@ -528,7 +546,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
                         // the store still holds what this refresh started from.
                         let stored = try store.load()
                         if stored?.refreshToken != flight.session.refreshToken {
-                            return .terminal(.signedOutElsewhere)
+                            return .terminal(.signedOutElsewhere, removesStore: false, orphaned: refreshed.refreshToken)
                         }
                     }
                     try store.save(refreshed)
@@ -557,8 +575,17 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
             drainOutbox()
         case .failed(let error):
             input { machine, now in machine.refreshFailed(flight, error: error, now: now) }
-        case .terminal(let error):
-            _ = performSignOut(error: error, reason: error, ifGeneration: flight.generation, revokes: false)
+        case .terminal(let error, let removesStore, let orphaned):
+            _ = performSignOut(
+                error: error,
+                reason: error,
+                ifGeneration: flight.generation,
+                revokes: false,
+                removesStore: removesStore
+            )
+            if let orphaned {
+                revokeInBackground(orphaned, kind: .refreshToken)
+            }
         case .stale(let orphaned):
             if let orphaned {
                 revokeInBackground(orphaned, kind: .refreshToken)
@@ -570,7 +597,8 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
         let effects: [ManagerEffect] = writeLock.withLock { _ in
             guard
                 let unsaved = state.withLock({ state in
-                    state.machine.generation == generation && state.machine.isSessionUnsaved ? state.machine.session : nil
+                    state.machine.generation == generation && state.machine.isSessionUnsaved
+                        ? state.machine.session : nil
                 })
             else { return [] }
             var writeError: SessionStoreError?
@@ -587,14 +615,16 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
     // MARK: - Sign-out, credential state, revocation
 
     /// Signs out if `ifGeneration` (when given) is still current: the runtime session, then the
-    /// store, then the event; then, if `revokes`, the backend.
+    /// store (unless `removesStore` is false: it holds another session), then the event; then, if
+    /// `revokes`, the backend.
     ///
     /// - Returns: The store's error, if the stored session could not be removed.
     private func performSignOut(
         error: (any Error)?,
         reason: ManagedSessionError?,
         ifGeneration: UInt64?,
-        revokes: Bool
+        revokes: Bool,
+        removesStore: Bool = true
     ) -> SessionStoreError? {
         let outcome: (ended: ManagedSession?, effects: [ManagerEffect], removeError: SessionStoreError?)? =
             writeLock.withLock { _ in
@@ -605,14 +635,16 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
                 guard let plan else { return nil }
                 var removeError: SessionStoreError?
                 do throws(SessionStoreError) {
-                    try store.remove()
+                    if removesStore { try store.remove() }
                 } catch {
                     removeError = error
                 }
                 state.withLock { state in
                     state.machine.outbox.append(.sessionSignedOut(error: error))
                     if let removeError {
-                        let reported = AuthSessionError.signingOutFailure(error: ManagedSessionError.storage(removeError))
+                        let reported = AuthSessionError.signingOutFailure(
+                            error: ManagedSessionError.storage(removeError)
+                        )
                         state.machine.outbox.append(.unexpectedError(reported))
                     }
                 }
@@ -641,7 +673,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
             } catch {
                 result = .failure(error)
             }
-            input { machine, _ in machine.credentialChecked(result, generation: generation) }
+            input { machine, _ in machine.credentialChecked(result, of: session, generation: generation) }
             endOperation()
         }
     }
@@ -666,7 +698,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
             defer { state.idleWaiters = [] }
             return state.idleWaiters
         }
-        waiters.forEach { $0.resume() }
+        for waiter in waiters { waiter.resume() }
     }
 
     // MARK: - Sessions from tokens
