@@ -73,7 +73,15 @@ let package = Package(
         // Against a real authorization server (`scripts/oauth-test-server`); skipped without one.
         .testTarget(
             name: "AuthSessionOAuth2IntegrationTests",
-            dependencies: ["AuthSessionOAuth2", "AuthSessionProviders", "AuthSessionMocks", "AuthSession"]
+            dependencies: [
+                "AuthSessionOAuth2", "AuthSessionProviders", "AuthSessionMocks", "AuthSession", "SessionManagerWorker",
+            ]
+        ),
+        // A process for the manager's cross-process and kill-mid-refresh tests against the real server.
+        .executableTarget(
+            name: "SessionManagerWorker",
+            dependencies: ["AuthSessionProviders", "AuthSessionOAuth2", "AuthSession", "AuthSessionMocks"],
+            path: "Tests/SessionManagerWorker"
         ),
 
         // MARK: Test kit
@@ -91,7 +99,9 @@ let package = Package(
 
         .executableTarget(
             name: "AuthSessionDemo",
-            dependencies: ["AuthSession", "AuthSessionInterface", "AuthSessionMocks"]
+            dependencies: [
+                "AuthSession", "AuthSessionInterface", "AuthSessionMocks", "AuthSessionProviders", "AuthSessionOAuth2",
+            ]
         ),
         .executableTarget(
             name: "AuthSessionBenchmarks",
