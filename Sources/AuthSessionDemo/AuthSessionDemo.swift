@@ -1,24 +1,55 @@
+import AuthSessionMocks
 import Foundation
 
-/// `auth-session-demo`: runs lifecycle scenarios against the test kit and prints a timeline
-/// for each; exits with status 1 if any scenario ends in the wrong state.
+/// `auth-session-demo`: runs lifecycle scenarios and prints a timeline for each; exits with
+/// status 1 if any scenario ends in the wrong state.
+///
+/// The engine's scenarios drive a handle with the test kit's provider. The session manager's
+/// scenarios drive a `ManagedSessionProvider` on a `FileSessionStore` in a fresh temporary folder,
+/// against an in-process authorization server, or against a real one with `--oauth-server`.
 @main
 enum AuthSessionDemo {
 
     static func main() async {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        var backend = BackendChoice.inProcess
+        var realServer: String?
+        if let index = arguments.firstIndex(of: "--oauth-server") {
+            guard index + 1 < arguments.count, !arguments[index + 1].isEmpty else {
+                fail("--oauth-server needs the path of an endpoints JSON\n\n\(usage)")
+            }
+            let path = arguments[index + 1]
+            do {
+                let server = try OAuthTestServer.load(from: path)
+                backend = .real(server)
+                realServer = server.issuer
+            } catch {
+                fail("cannot read the endpoints JSON at \(path): \(error)")
+            }
+            arguments.removeSubrange(index...(index + 1))
+        }
         switch arguments.first {
         case nil:
-            await run(Scenario.all)
+            if realServer == nil {
+                await run(Scenario.all, ManagerScenario.all, on: backend)
+            } else {
+                await run([], ManagerScenario.all, on: backend)
+            }
         case "--list":
             for scenario in Scenario.all {
                 print("\(scenario.name.padding(toLength: 34, withPad: " ", startingAt: 0)) \(scenario.summary)")
             }
-        case "--scenario" where arguments.count == 2:
-            guard let scenario = Scenario.all.first(where: { $0.name == arguments[1] }) else {
-                fail("no scenario named '\(arguments[1])'; `--list` names them")
+            for scenario in ManagerScenario.all {
+                print("\(scenario.name.padding(toLength: 34, withPad: " ", startingAt: 0)) \(scenario.summary)")
             }
-            await run([scenario])
+        case "--scenario" where arguments.count == 2:
+            if let scenario = Scenario.all.first(where: { $0.name == arguments[1] }), realServer == nil {
+                await run([scenario], [], on: backend)
+            } else if let scenario = ManagerScenario.all.first(where: { $0.name == arguments[1] }) {
+                await run([], [scenario], on: backend)
+            } else {
+                fail("no session-manager scenario named '\(arguments[1])'; `--list` names them")
+            }
         case "--help", "-h":
             print(usage)
         default:
@@ -27,20 +58,38 @@ enum AuthSessionDemo {
     }
 
     static let usage = """
-        usage: auth-session-demo                  run every scenario
+        usage: auth-session-demo [--oauth-server ENDPOINTS_JSON] [--list | --scenario NAME]
+
+               auth-session-demo                  run every scenario (session manager: in-process server)
                auth-session-demo --list           name the scenarios
                auth-session-demo --scenario NAME  run one scenario
+               --oauth-server ENDPOINTS_JSON      run the session-manager scenarios against the real server
+                                                  that `scripts/oauth-test-server` describes there
         """
 
-    private static func run(_ scenarios: [Scenario]) async {
+    private static func run(
+        _ scenarios: [Scenario],
+        _ managerScenarios: [ManagerScenario],
+        on backend: BackendChoice
+    )
+        async
+    {
         var failures: [String] = []
         for scenario in scenarios {
             failures += await scenario.perform()
         }
+        for scenario in managerScenarios {
+            failures += await scenario.perform(on: backend)
+        }
+        let count = scenarios.count + managerScenarios.count
+        var against = ""
+        if case .real(let server) = backend {
+            against = " against the real server at \(server.issuer)"
+        }
         if failures.isEmpty {
-            print("All \(scenarios.count) scenario(s) ended in their expected state.")
+            print("All \(count) scenario(s) ended in their expected state\(against).")
         } else {
-            print("\(failures.count) expectation(s) failed:")
+            print("\(failures.count) expectation(s) failed\(against):")
             for failure in failures {
                 print("  - \(failure)")
             }

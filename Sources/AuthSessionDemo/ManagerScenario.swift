@@ -1,0 +1,66 @@
+import AuthSession
+import Foundation
+
+/// One session-manager story: a `ManagedSessionProvider` on a `FileSessionStore` in a fresh
+/// temporary folder, an authorization server, and the final state it must reach.
+struct ManagerScenario: Sendable {
+
+    /// What must hold when the scenario ends, for the app running then.
+    struct Expectation: Sendable {
+        var status: AuthSessionStatus
+        /// Every status change the app's delegate received, in order (it subscribes right after
+        /// the handle's creation, so a launch's own change is not among them).
+        var path: [AuthSessionStatus]
+        var logoutCount = 0
+    }
+
+    let name: String
+    let summary: String
+    let expectation: Expectation
+    let run: @Sendable (ManagerDemoHarness) async throws -> Void
+
+    /// Runs the scenario against `backend`, prints its timeline, and returns the broken
+    /// expectations (empty when it passed).
+    func perform(on backend: BackendChoice) async -> [String] {
+        line("━━ \(name) ━━ \(summary)")
+        let server = DemoBackend(backend)
+        let harness: ManagerDemoHarness
+        do {
+            harness = try ManagerDemoHarness(scenario: name, backend: server)
+        } catch {
+            line("  ✘ cannot create the temporary folder: \(error)")
+            return ["\(name): \(error)"]
+        }
+        defer { harness.cleanUp() }
+        line("  (\(server.title); session file in a fresh temporary folder)")
+        do {
+            try await run(harness)
+        } catch {
+            line("  ✘ \(error)")
+            return ["\(name): \(error)"] + harness.failures.map { "\(name): \($0)" }
+        }
+        await harness.app.settle()
+        var failures = harness.failures
+        func expect<Value: Equatable>(_ what: String, _ actual: Value, _ expected: Value) {
+            if actual != expected {
+                failures.append("\(what): expected \(expected), got \(actual)")
+            }
+        }
+        let app = harness.app
+        expect("status", app.handle.sessionStatus, expectation.status)
+        expect("status path", app.recorder.statusChanges.map(\.to), expectation.path)
+        expect("logouts", app.logoutCount, expectation.logoutCount)
+        if failures.isEmpty {
+            line(
+                "  ✔ ends \(app.handle.sessionStatus); \(app.logoutCount) logout(s); server: "
+                    + "\(server.signInCount) sign-in(s), \(server.refreshCount) refresh request(s)"
+            )
+        } else {
+            for failure in failures where !harness.failures.contains(failure) {
+                line("  ✘ \(failure)")
+            }
+        }
+        line("")
+        return failures.map { "\(name): \($0)" }
+    }
+}
