@@ -95,6 +95,10 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
         var presentedRefreshTokens: [String] = []
         var presentedOnce: Set<String> = []
         var duplicatePresentations: [String] = []
+        var refreshLog: [RefreshRecord] = []
+        /// Refresh tokens whose rotation was answered to the client.
+        var answeredRotations: Set<String> = []
+        var presentedAfterAnsweredRotation: [String] = []
         var revokedTokens: [String] = []
         var credentialStateCount = 0
         var waiters = WaiterList<State>()
@@ -291,6 +295,51 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
     /// second presentation.
     public var duplicatePresentations: [String] { state.withLock { $0.duplicatePresentations } }
 
+    /// What the server did with each refresh presentation, in order.
+    public var refreshLog: [RefreshRecord] { state.withLock { $0.refreshLog } }
+
+    /// Refresh tokens presented again after the server had rotated them *and the client had the
+    /// answer*: what a correct client never does. (A token whose answer was lost may be presented
+    /// again: the client cannot know it was spent.)
+    public var presentedAfterAnsweredRotation: [String] {
+        state.withLock { $0.presentedAfterAnsweredRotation }
+    }
+
+    /// One refresh presentation and what came of it.
+    ///
+    /// All operations are thread-safe.
+    public struct RefreshRecord: Sendable, Hashable, CustomStringConvertible {
+
+        /// What the server did.
+        ///
+        /// All operations are thread-safe.
+        public enum Outcome: Sendable, Hashable {
+            /// It rotated the tokens and the client got the answer.
+            case rotated
+            /// It rotated the tokens but the answer was lost (a scripted loss, or a client that
+            /// stopped waiting).
+            case rotatedAnswerLost
+            /// It did not act: a scripted 503 or 429.
+            case notActed
+            /// It refused with `invalid_grant` (terminal for the client) and the client got the
+            /// answer.
+            case rejected
+            /// It refused with `invalid_grant`, but the answer was lost.
+            case rejectedAnswerLost
+            /// It refused with `invalid_client`: a misconfiguration.
+            case misconfigured
+        }
+
+        /// The refresh token presented.
+        public let refreshToken: String
+
+        /// What the server did.
+        public let outcome: Outcome
+
+        /// The outcome only: tokens stay out of descriptions.
+        public var description: String { "\(outcome)" }
+    }
+
     /// Every token passed to ``revoke(_:kind:)``, in order, unknown ones included.
     public var revokedTokens: [String] { state.withLock { $0.revokedTokens } }
 
@@ -310,6 +359,8 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
             state.presentedRefreshTokens = []
             state.presentedOnce = []
             state.duplicatePresentations = []
+            state.refreshLog = []
+            state.presentedAfterAnsweredRotation = []
             state.revokedTokens = []
             state.credentialStateCount = 0
         }
@@ -382,15 +433,33 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
             }
         }
         let now = clock.now
+        let isAnswerLost = wasHeld && Task.isCancelled
         let result = state.withLock { state -> Result<IssuedTokens, RemoteAuthError> in
             let fault = state.refreshFaults.isEmpty ? nil : state.refreshFaults.removeFirst()
-            if let fault, fault != .answerLost {
-                return .failure(Self.error(for: fault))
+            if state.answeredRotations.contains(refreshToken) {
+                state.presentedAfterAnsweredRotation.append(refreshToken)
             }
-            let outcome = refresh(refreshToken, scope: scope, now: now, state: &state)
-            return fault == .answerLost ? .failure(RemoteAuthError(.timedOut)) : outcome
+            let result: Result<IssuedTokens, RemoteAuthError>
+            if let fault, fault != .answerLost {
+                result = .failure(Self.error(for: fault))
+            } else {
+                let outcome = refresh(refreshToken, scope: scope, now: now, state: &state)
+                let lost = fault == .answerLost || isAnswerLost
+                result = fault == .answerLost ? .failure(RemoteAuthError(.timedOut)) : outcome
+                if case .success = outcome, !lost {
+                    state.answeredRotations.insert(refreshToken)
+                }
+                state.refreshLog.append(
+                    RefreshRecord(refreshToken: refreshToken, outcome: Self.outcome(of: outcome, lost: lost))
+                )
+                return result
+            }
+            state.refreshLog.append(
+                RefreshRecord(refreshToken: refreshToken, outcome: Self.outcome(of: result, lost: false))
+            )
+            return result
         }
-        if wasHeld, Task.isCancelled {
+        if isAnswerLost {
             throw RemoteAuthError(.cancelled)
         }
         return try result.get()
@@ -549,6 +618,19 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
                 scope: scope ?? family.scope
             )
         )
+    }
+
+    /// What a refresh's `result` means, for ``refreshLog``.
+    private static func outcome(of result: Result<IssuedTokens, RemoteAuthError>, lost: Bool) -> RefreshRecord.Outcome {
+        switch result {
+        case .success: return lost ? .rotatedAnswerLost : .rotated
+        case .failure(let error):
+            switch error.kind {
+            case .terminal: return lost ? .rejectedAnswerLost : .rejected
+            case .misconfiguration: return .misconfigured
+            case .transient: return .notActed
+            }
+        }
     }
 
     /// The error a fault answers with.

@@ -111,9 +111,14 @@ struct ManagedSessionMachine {
         return session.accessToken
     }
 
+    /// Whether `session`'s access token stays valid `minimumValidity` more seconds. A caller
+    /// cannot ask for more than half the lifetime the server grants: otherwise every call would
+    /// refresh (a refresh storm), since no token the server issues could satisfy it.
     private func isValid(_ session: ManagedSession, for minimumValidity: TimeInterval, now: Date) -> Bool {
         let remaining = session.expiresAt - now.timeIntervalSince1970
-        return remaining.isFinite && remaining > 0 && remaining >= minimumValidity
+        let lifetime = session.expiresAt - session.issuedAt
+        let needed = lifetime.isFinite && lifetime > 0 ? min(minimumValidity, lifetime / 2) : minimumValidity
+        return remaining.isFinite && remaining > 0 && remaining >= needed
     }
 
     private func isDue(_ session: ManagedSession, now: Date) -> Bool {

@@ -79,7 +79,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
 
     deinit {
         let leftovers = state.withLock { state in
-            (state.tasks.values.map { $0 }, state.observations, state.registrations)
+            (state.tasks.values.map(\.task), state.observations, state.registrations)
         }
         for task in leftovers.0 { task.cancel() }
         for observation in leftovers.1 { observation.cancel() }
@@ -131,7 +131,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
 
     /// Stores the biometric setting with the session. Without a session it does nothing; a store
     /// failure keeps the setting as it was and is reported as
-    /// ``AuthSessionError/userUpdateFailure(error:)``.
+    /// `AuthSessionError.userUpdateFailure(error:)`.
     ///
     /// - Parameter isEnabled: Whether to gate the session behind biometrics.
     public func setBioMetricAuthentication(_ isEnabled: Bool) {
@@ -231,8 +231,10 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
     /// in others sharing the store, cause one request. Before the launch finished, the caller
     /// waits for it. Cancelling the caller ends its wait only; the refresh goes on for the others.
     ///
-    /// A refreshed token is returned even if the server issued it for less than
-    /// `minimumValidity`.
+    /// `minimumValidity` is capped at half the token's lifetime as the server granted it: a
+    /// caller cannot ask for more validity than the server ever gives, so asking for an hour of a
+    /// server that issues one-hour tokens does not refresh on every call. A refreshed token is
+    /// returned even if it is still short of `minimumValidity`.
     ///
     /// - Parameter minimumValidity: The seconds the token must still be valid; 30 by default.
     /// - Returns: The access token.
@@ -272,12 +274,14 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
         _ = performSignOut(error: reason, reason: reason, ifGeneration: generation, revokes: false)
     }
 
-    /// Waits until no refresh, credential check or revocation the manager started is running.
-    /// Timers and backoff waits do not count: they wait on the clock.
+    /// Waits until no refresh, credential check or revocation the manager started is running,
+    /// and no timer of its (a proactive refresh, a store retry) is due and yet to run. Timers not
+    /// yet due do not count: they wait on the clock.
     public func waitUntilIdle() async {
+        let now = clock.now
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let isIdle = state.withLock { state in
-                if state.runningOperations == 0 { return true }
+                if state.isIdle(now: now) { return true }
                 state.idleWaiters.append(continuation)
                 return false
             }
@@ -326,7 +330,10 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
         drainOutbox()
     }
 
+    /// Runs `effects` in order, then publishes the queued events, and only then resumes the
+    /// callers the effects answer: a caller whose wait ends finds the handle already told.
     private func perform(_ effects: [ManagerEffect]) {
+        var answers: [(waiters: [SessionWaiter], result: Result<ManagedSession, ManagedSessionError>)] = []
         for effect in effects {
             switch effect {
             case .load(let generation):
@@ -352,14 +359,12 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
                         provider.input { machine, now in machine.timerFired(generation: generation, now: now) }
                     }
                 } else {
-                    state.withLock { $0.tasks.removeValue(forKey: .refresh) }?.cancel()
+                    state.withLock { $0.tasks.removeValue(forKey: .refresh) }?.task.cancel()
                 }
             case .rewriteLater(let generation, let delay):
                 schedule(.rewrite, after: delay) { provider in provider.rewrite(generation: generation) }
             case .resume(let waiters, let result):
-                for waiter in waiters {
-                    waiter.continuation.resume(with: result.mapError { $0 })
-                }
+                answers.append((waiters, result))
             case .redact(let session):
                 let registrations = [session?.accessToken, session?.refreshToken, session?.idToken]
                     .compactMap { $0 }
@@ -371,6 +376,13 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
                 for registration in old { registration.cancel() }
             case .signOut(let error, let generation):
                 _ = performSignOut(error: error, reason: error, ifGeneration: generation, revokes: false)
+            }
+        }
+        guard !answers.isEmpty else { return }
+        drainOutbox()
+        for (waiters, result) in answers {
+            for waiter in waiters {
+                waiter.continuation.resume(with: result.mapError { $0 })
             }
         }
     }
@@ -413,19 +425,49 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
         _ body: @escaping @Sendable (ManagedSessionProvider) -> Void
     ) {
         let clock = clock
+        let id = state.withLock { state in
+            state.lastTaskID += 1
+            return state.lastTaskID
+        }
         let task = Task { [weak self] in
+            var isCancelled = false
             do {
                 try await clock.sleep(until: date)
             } catch {
-                return
+                isCancelled = true
             }
-            guard let self, !Task.isCancelled else { return }
-            body(self)
+            guard let self else { return }
+            if !isCancelled && !Task.isCancelled {
+                body(self)
+            }
+            taskEnded(slot, id: id)
         }
-        state.withLock { state in
-            let replaced = state.tasks.updateValue(task, forKey: slot)
-            return replaced
-        }?.cancel()
+        let replaced = state.withLock { state -> ScheduledTask? in
+            // A task that ended before it was recorded is not recorded.
+            if id < state.lastRecordedTaskID[slot, default: 0] {
+                // A newer schedule of this slot was recorded first: this one is already replaced.
+                state.tasksEndedEarly.remove(id)
+                return ScheduledTask(id: id, task: task, deadline: date)
+            }
+            state.lastRecordedTaskID[slot] = id
+            if state.tasksEndedEarly.remove(id) != nil { return state.tasks.removeValue(forKey: slot) }
+            return state.tasks.updateValue(ScheduledTask(id: id, task: task, deadline: date), forKey: slot)
+        }
+        replaced?.task.cancel()
+    }
+
+    private func taskEnded(_ slot: TaskSlot, id: UInt64) {
+        let now = clock.now
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            if state.tasks[slot]?.id == id {
+                state.tasks[slot] = nil
+            } else if id > state.lastRecordedTaskID[slot, default: 0] {
+                // It ended before `schedule` recorded it: `schedule` must not record it.
+                state.tasksEndedEarly.insert(id)
+            }
+            return state.takeIdleWaiters(now: now)
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     // MARK: - Refresh
@@ -692,11 +734,10 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
     }
 
     private func endOperation() {
+        let now = clock.now
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.runningOperations -= 1
-            guard state.runningOperations == 0 else { return [] }
-            defer { state.idleWaiters = [] }
-            return state.idleWaiters
+            return state.takeIdleWaiters(now: now)
         }
         for waiter in waiters { waiter.resume() }
     }
@@ -752,9 +793,36 @@ private struct ProviderState {
     var machine: ManagedSessionMachine
     weak var proxy: (any AuthSessionEventProxy)?
     var isDraining = false
-    var tasks: [TaskSlot: Task<Void, Never>] = [:]
+    var tasks: [TaskSlot: ScheduledTask] = [:]
+    var lastTaskID: UInt64 = 0
+    /// Tasks whose body ended before they were recorded in `tasks`.
+    var tasksEndedEarly: Set<UInt64> = []
+    /// The newest task recorded per slot: a task with an older ID that ends was replaced.
+    var lastRecordedTaskID: [TaskSlot: UInt64] = [:]
     var observations: [AppActivationObservation] = []
     var registrations: [SecretRegistration] = []
     var runningOperations = 0
     var idleWaiters: [CheckedContinuation<Void, Never>] = []
+}
+
+extension ProviderState {
+
+    /// Nothing running, and no timer due and yet to run.
+    func isIdle(now: Date) -> Bool {
+        runningOperations == 0 && !tasks.values.contains { $0.deadline <= now }
+    }
+
+    /// The idle waiters to resume, if idle now.
+    mutating func takeIdleWaiters(now: Date) -> [CheckedContinuation<Void, Never>] {
+        guard isIdle(now: now) else { return [] }
+        defer { idleWaiters = [] }
+        return idleWaiters
+    }
+}
+
+/// A timer task and when it is due.
+private struct ScheduledTask {
+    let id: UInt64
+    let task: Task<Void, Never>
+    let deadline: Date
 }
