@@ -283,7 +283,13 @@ struct KillReport: Sendable {
                     continue
                 }
 
-                let relaunch = try ManagerWorkerProcess(["refresh", endpoints, path, "1"], deadline: 30)
+                // A short clock leeway makes the relaunch's credential check see the access token
+                // the killed refresh rotated away as revoked although it has not expired: the
+                // manager must confirm such a verdict with the refresh token, not sign out.
+                let relaunch = try ManagerWorkerProcess(
+                    ["refresh", endpoints, path, "1", "--clock-leeway", "5"],
+                    deadline: 30
+                )
                 var relaunchLines = relaunch.lines(through: "ready")
                 // The relaunch presents nothing before it says "ready": an earlier presentation of the
                 // seeded token in the server's log is the killed worker's.

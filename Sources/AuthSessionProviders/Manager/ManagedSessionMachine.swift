@@ -25,6 +25,8 @@ struct RefreshFlight: Sendable {
     /// The credential state that asked for this refresh to confirm it, if any: a terminal answer
     /// then signs out with ``ManagedSessionError/credentialRevoked(_:)``.
     var verdict: CredentialState? = nil
+    /// The refresh token the store holds for this session (an older one while unsaved).
+    var storedRefreshToken: String? = nil
 }
 
 /// What the shell does after a machine step, outside the lock.
@@ -38,14 +40,14 @@ enum ManagerEffect {
     /// Ask the backend for the credential's state.
     case checkCredential(ManagedSession, generation: UInt64)
     /// Sleep until `date`, then feed ``ManagedSessionMachine/timerFired(generation:now:)``;
-    /// `nil` cancels the timer.
-    case armTimer(Date?, generation: UInt64)
+    /// `nil` cancels the timer. `decision` orders it: an older decision never replaces a newer.
+    case armTimer(Date?, generation: UInt64, decision: UInt64)
     /// Write the runtime session again after `delay` (a write failed after a rotation).
     case rewriteLater(generation: UInt64, delay: TimeInterval)
     /// Resume waiters.
     case resume([SessionWaiter], Result<ManagedSession, ManagedSessionError>)
-    /// Register the runtime session's tokens for redaction (or none).
-    case redact(ManagedSession?)
+    /// Register the runtime session's tokens for redaction (or none). `decision` orders it.
+    case redact(ManagedSession?, decision: UInt64)
     /// Sign out, with the generation the decision was made in.
     case signOut(error: ManagedSessionError, generation: UInt64)
 }
@@ -87,6 +89,17 @@ struct ManagedSessionMachine {
     /// The user last seen, to merge profile fields a backend sends only once.
     private(set) var lastKnownUser: ManagedUser?
     private var nextID: UInt64 = 0
+    /// Orders the effects that replace state outside the machine (the timer, the redaction), so
+    /// that one performed late never undoes a later decision.
+    private var decisions: UInt64 = 0
+    /// Transient failures of automatic refreshes in a row, for the retry timer's backoff.
+    private var transientFailures = 0
+    /// The refresh token the store still holds while ``isSessionUnsaved``: a retried write may
+    /// replace only that.
+    private(set) var unsavedOver: String?
+    /// The shortest time between a token's issue and its automatic refresh: a server that issues
+    /// tokens with no lifetime does not get a refresh loop.
+    static let minimumRefreshInterval: TimeInterval = 10
     /// Events to publish, in order.
     var outbox: [AuthSessionEvent] = []
 
@@ -97,6 +110,21 @@ struct ManagedSessionMachine {
     mutating func makeID() -> UInt64 {
         nextID += 1
         return nextID
+    }
+
+    private mutating func redact(_ session: ManagedSession?) -> ManagerEffect {
+        decisions += 1
+        return .redact(session, decision: decisions)
+    }
+
+    private mutating func disarm() -> ManagerEffect {
+        decisions += 1
+        return .armTimer(nil, generation: generation, decision: decisions)
+    }
+
+    private mutating func arm(at date: Date) -> ManagerEffect {
+        decisions += 1
+        return .armTimer(date, generation: generation, decision: decisions)
     }
 
     // MARK: - Reading
@@ -134,6 +162,11 @@ struct ManagedSessionMachine {
     // MARK: - Launch (rule 1)
 
     mutating func launch() -> [ManagerEffect] {
+        if phase == .ready {
+            // Used before a handle existed (a sign-in, say): the handle learns the session now.
+            outbox.append(.sessionFetched(isInitialFetch: true))
+            return []
+        }
         guard phase == .notStarted else { return [] }
         phase = .loading
         outbox.append(.fetchingSession)
@@ -182,7 +215,7 @@ struct ManagedSessionMachine {
             phase = .ready
             session = stored
             lastKnownUser = stored.user
-            var effects: [ManagerEffect] = [.redact(stored)]
+            var effects: [ManagerEffect] = [redact(stored)]
             if isDue(stored, now: now) {
                 if stored.refreshToken != nil {
                     // Refreshed before the initial fetch is published: no flash of an expired
@@ -212,6 +245,13 @@ struct ManagedSessionMachine {
             return []
         }
         guard let session else { return [.resume([waiter], .failure(.notSignedIn))] }
+        if session.refreshToken == nil, !isValid(session, for: 0, now: now) {
+            // Spent, and nothing to refresh it with: the session is over.
+            return [
+                .resume([waiter], .failure(.refreshUnavailable)),
+                .signOut(error: .refreshUnavailable, generation: generation),
+            ]
+        }
         if let minimumValidity = waiter.minimumValidity, isValid(session, for: minimumValidity, now: now) {
             return [.resume([waiter], .success(session))]
         }
@@ -252,7 +292,8 @@ struct ManagedSessionMachine {
             session: session,
             sessionIsUnsaved: isSessionUnsaved,
             isLaunch: isLaunch,
-            verdict: verdict
+            verdict: verdict,
+            storedRefreshToken: isSessionUnsaved ? unsavedOver : session.refreshToken
         )
         self.flight = flight
         return [.refresh(flight)]
@@ -290,9 +331,15 @@ struct ManagedSessionMachine {
         self.flight = nil
         session = refreshed
         lastKnownUser = refreshed.user
+        if isUnsaved && !isSessionUnsaved {
+            unsavedOver = flight.session.refreshToken
+        } else if !isUnsaved {
+            unsavedOver = nil
+        }
         isSessionUnsaved = isUnsaved
         blockingError = nil
-        var effects: [ManagerEffect] = [.redact(refreshed)]
+        transientFailures = 0
+        var effects: [ManagerEffect] = [redact(refreshed)]
         if flight.isLaunch {
             outbox.append(.sessionFetched(isInitialFetch: true))
         } else {
@@ -316,12 +363,19 @@ struct ManagedSessionMachine {
     mutating func refreshFailed(_ flight: RefreshFlight, error: ManagedSessionError, now: Date) -> [ManagerEffect] {
         guard isCurrent(flight) else { return [] }
         self.flight = nil
+        var effects: [ManagerEffect] = []
         if case .remote(let remote) = error, remote.kind == .misconfiguration {
             blockingError = remote
+            effects.append(disarm())
+        } else {
+            // The session stands; the next activation or call retries, and so does a timer, with
+            // backoff: 30 s, doubling up to 5 minutes.
+            let delay = min(300, 30 * pow(2, Double(min(transientFailures, 10))))
+            transientFailures += 1
+            effects.append(arm(at: now.addingTimeInterval(delay)))
         }
-        // The session stands; the handle hears the failure. The next activation or call retries.
         outbox.append(.sessionFetchFailed(error))
-        var effects: [ManagerEffect] = [.resume(takeFlightWaiters(), .failure(error))]
+        effects.append(.resume(takeFlightWaiters(), .failure(error)))
         if flight.isLaunch {
             effects += credentialCheck(now: now, force: true)
             effects += servePending(now: now)
@@ -344,13 +398,16 @@ struct ManagedSessionMachine {
         session = signedIn
         lastKnownUser = signedIn.user
         isSessionUnsaved = false
+        unsavedOver = nil
         blockingError = nil
+        transientFailures = 0
         lastCredentialCheck = now
+        isCheckingCredential = false
         phase = .ready
         let abandoned = flight
         flight = nil
         outbox.append(.sessionSignIn)
-        var effects: [ManagerEffect] = [.redact(signedIn)]
+        var effects: [ManagerEffect] = [redact(signedIn)]
         if abandoned != nil {
             effects.append(.resume(takeFlightWaiters(), .failure(.superseded)))
         }
@@ -363,24 +420,29 @@ struct ManagedSessionMachine {
     /// shell then removes the stored session and publishes the event.
     ///
     /// - Returns: The session that ended, and the effects.
-    mutating func signOut(error: ManagedSessionError?) -> (ended: ManagedSession?, effects: [ManagerEffect]) {
+    mutating func signOut(
+        error: ManagedSessionError?
+    ) -> (ended: ManagedSession?, wasLoading: Bool, effects: [ManagerEffect]) {
         let ended = session
+        let wasLoading = phase != .ready
         generation += 1
         session = nil
         isSessionUnsaved = false
+        unsavedOver = nil
         blockingError = nil
+        transientFailures = 0
         flight = nil
         isCheckingCredential = false
         lastCredentialCheck = nil
         if phase != .ready { phase = .ready }
-        var effects: [ManagerEffect] = [.redact(nil), .armTimer(nil, generation: generation)]
+        var effects: [ManagerEffect] = [redact(nil), disarm()]
         let reason = error ?? .notSignedIn
         let waiters = takeFlightWaiters() + pendingWaiters
         pendingWaiters = []
         if !waiters.isEmpty {
             effects.append(.resume(waiters, .failure(reason)))
         }
-        return (ended, effects)
+        return (ended, wasLoading, effects)
     }
 
     /// A user to merge the next sign-in's profile with.
@@ -388,11 +450,26 @@ struct ManagedSessionMachine {
         lastKnownUser?.identifier == subject ? lastKnownUser : nil
     }
 
-    /// The biometric setting changed and the shell stored it.
-    mutating func biometricSettingStored(_ updated: ManagedSession) {
+    /// The biometric setting changed and the shell stored it, with the tokens the store held
+    /// (another process may have rotated them).
+    mutating func biometricSettingStored(_ updated: ManagedSession) -> [ManagerEffect] {
+        let rotated = updated.accessToken != session?.accessToken
         session = updated
         isSessionUnsaved = false
+        unsavedOver = nil
         outbox.append(.sessionUpdated(updated))
+        return rotated ? [redact(updated)] + armTimer() : []
+    }
+
+    /// Another process's rotation or same-user sign-in, found in the store, becomes the runtime
+    /// session (a retried write that found the store changed).
+    mutating func adopted(_ stored: ManagedSession, generation adoptGeneration: UInt64) -> [ManagerEffect] {
+        guard adoptGeneration == generation, session != nil else { return [] }
+        session = stored
+        isSessionUnsaved = false
+        unsavedOver = nil
+        outbox.append(.sessionUpdated(stored))
+        return [redact(stored)] + armTimer()
     }
 
     /// The retried write of a rotated session succeeded (or failed again).
@@ -400,6 +477,7 @@ struct ManagedSessionMachine {
         guard writeGeneration == generation, isSessionUnsaved else { return [] }
         guard error != nil else {
             isSessionUnsaved = false
+            unsavedOver = nil
             return []
         }
         rewriteAttempt += 1
@@ -412,17 +490,27 @@ struct ManagedSessionMachine {
 
     // MARK: - Time, activation, credential state (rules 4, 9)
 
-    private func armTimer() -> [ManagerEffect] {
-        guard let session, session.refreshToken != nil, let date = refreshDate(of: session) else {
-            return [.armTimer(nil, generation: generation)]
+    /// The timer for the runtime session: its proactive refresh (never sooner than
+    /// ``minimumRefreshInterval`` after its issue), or, without a refresh token, its expiry.
+    private mutating func armTimer() -> [ManagerEffect] {
+        guard let session, session.expiresAt.isFinite else { return [disarm()] }
+        guard session.refreshToken != nil, let date = refreshDate(of: session) else {
+            return [arm(at: Date(timeIntervalSince1970: session.expiresAt))]
         }
-        return [.armTimer(date, generation: generation)]
+        let earliest = Date(timeIntervalSince1970: session.issuedAt + Self.minimumRefreshInterval)
+        return [arm(at: max(date, earliest))]
     }
 
-    /// The proactive-refresh timer of `timerGeneration` fired.
+    /// The timer of `timerGeneration` fired: refresh if due, sign out a spent session that cannot
+    /// be refreshed, or arm again for the right time.
     mutating func timerFired(generation timerGeneration: UInt64, now: Date) -> [ManagerEffect] {
-        guard timerGeneration == generation else { return [] }
-        return refreshIfDue(now: now)
+        guard timerGeneration == generation, phase == .ready, let session, flight == nil else { return [] }
+        if session.refreshToken == nil {
+            return isValid(session, for: 0, now: now)
+                ? armTimer() : [.signOut(error: .refreshUnavailable, generation: generation)]
+        }
+        let refresh = blockingError == nil ? refreshIfDue(now: now) : []
+        return refresh.isEmpty && blockingError == nil ? armTimer() : refresh
     }
 
     private mutating func refreshIfDue(now: Date) -> [ManagerEffect] {
@@ -478,7 +566,7 @@ struct ManagedSessionMachine {
         isCheckingCredential = false
         // A network error says nothing about the credential: nothing changes.
         guard case .success(let state) = result, state != .authorized else { return [] }
-        guard let session, session.accessToken == checked.accessToken else { return [] }
+        guard let session, session.accessToken == checked.accessToken, blockingError == nil else { return [] }
         guard session.refreshToken != nil else {
             return [.signOut(error: .credentialRevoked(state), generation: generation)]
         }

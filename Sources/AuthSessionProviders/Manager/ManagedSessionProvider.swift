@@ -25,7 +25,7 @@ import Foundation
 /// the manager is about to refresh.
 ///
 /// All operations are thread-safe.
-public final class ManagedSessionProvider: AuthSessionProviderProtocol {
+public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomReflectable {
 
     /// The session model: tokens, expiry, user and the biometric setting.
     public typealias AuthSession = ManagedSession
@@ -86,6 +86,12 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
         for registration in leftovers.2 { registration.cancel() }
     }
 
+    /// The session's token-free description only: `dump` never walks into the tokens the
+    /// manager keeps (its redaction registrations, its waiters).
+    public var customMirror: Mirror {
+        Mirror(self, children: ["session": session.map { "\($0)" } ?? "none"], displayStyle: .class)
+    }
+
     // MARK: - AuthSessionProviderProtocol
 
     /// The runtime session: stored, or (after a rotation whose write failed) about to be.
@@ -117,6 +123,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
     /// - Parameter eventProxy: Where events go; held weakly.
     public func initializeSessionProvider(for eventProxy: any AuthSessionEventProxy) {
         let activation = configuration.activationSignal.observe { [weak self] in
+            self?.removePendingSession()
             self?.input { machine, now in machine.activated(now: now) }
         }
         let revocation = configuration.revocationSignal?.observe { [weak self] in
@@ -135,20 +142,44 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
     ///
     /// - Parameter isEnabled: Whether to gate the session behind biometrics.
     public func setBioMetricAuthentication(_ isEnabled: Bool) {
-        writeLock.withLock { _ in
-            guard var updated = state.withLock({ $0.machine.session }),
-                updated.isBiometricAuthenticationEnabled != isEnabled
-            else { return }
-            updated.isBiometricAuthenticationEnabled = isEnabled
-            do throws(SessionStoreError) {
-                try store.save(updated)
-                state.withLock { $0.machine.biometricSettingStored(updated) }
-            } catch {
-                let reported = AuthSessionError.userUpdateFailure(error: ManagedSessionError.storage(error))
-                state.withLock { $0.machine.outbox.append(.unexpectedError(reported)) }
+        // Inside the store's exclusive access: a process sharing the store may be rotating the
+        // tokens, and the setting must be written on top of its rotation, not over it.
+        var effects: [ManagerEffect] = []
+        do {
+            effects = try store.withExclusiveAccess { () -> [ManagerEffect] in
+                writeLock.withLock { _ in storeBiometricSetting(isEnabled) }
             }
+        } catch {
+            let cause = (error as? SessionStoreError).map(ManagedSessionError.storage) ?? .notSignedIn
+            let reported = AuthSessionError.userUpdateFailure(error: cause)
+            state.withLock { $0.machine.outbox.append(.unexpectedError(reported)) }
         }
+        perform(effects)
         drainOutbox()
+    }
+
+    /// Writes the setting with the tokens the store holds for this user (adopting another
+    /// process's rotation), or with the runtime session's while its own write is pending.
+    private func storeBiometricSetting(_ isEnabled: Bool) -> [ManagerEffect] {
+        guard
+            let (current, isUnsaved) = state.withLock({ state in
+                state.machine.session.map { ($0, state.machine.isSessionUnsaved) }
+            })
+        else { return [] }
+        do throws(SessionStoreError) {
+            var updated = current
+            if !isUnsaved, let stored = try store.load(), stored.user.identifier == current.user.identifier {
+                updated = stored
+            }
+            guard updated.isBiometricAuthenticationEnabled != isEnabled || updated != current else { return [] }
+            updated.isBiometricAuthenticationEnabled = isEnabled
+            try store.save(updated)
+            return state.withLock { $0.machine.biometricSettingStored(updated) }
+        } catch {
+            let reported = AuthSessionError.userUpdateFailure(error: ManagedSessionError.storage(error))
+            state.withLock { $0.machine.outbox.append(.unexpectedError(reported)) }
+            return []
+        }
     }
 
     /// Signs out: local first (the runtime session, the store, the event), then the refresh token
@@ -194,13 +225,16 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
         }
         let now = clock.now
         let subject = tokens.user?.identifier ?? ""
-        let (known, current) = state.withLock { ($0.machine.userToMerge(subject: subject), $0.machine.session) }
+        let known = state.withLock { $0.machine.userToMerge(subject: subject) }
         var signedIn = makeSession(from: tokens, now: now, previous: nil, knownUser: known)
-        if let current, current.user.identifier == subject {
-            signedIn.isBiometricAuthenticationEnabled = current.isBiometricAuthenticationEnabled
-        }
+        var replaced: ManagedSession?
         let committed: Result<[ManagerEffect], ManagedSessionError> = writeLock.withLock { _ in
-            guard state.withLock({ $0.machine.generation }) == startGeneration else { return .failure(.superseded) }
+            let (generation, current) = state.withLock { ($0.machine.generation, $0.machine.session) }
+            guard generation == startGeneration else { return .failure(.superseded) }
+            replaced = current
+            if let current, current.user.identifier == subject {
+                signedIn.isBiometricAuthenticationEnabled = current.isBiometricAuthenticationEnabled
+            }
             do throws(SessionStoreError) {
                 try store.save(signedIn)
             } catch {
@@ -214,6 +248,13 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
         case .success(let effects):
             perform(effects)
             drainOutbox()
+            if let replaced {
+                // The session this sign-in replaced is abandoned: its tokens are revoked.
+                revokeInBackground(
+                    replaced.refreshToken ?? replaced.accessToken,
+                    kind: replaced.refreshToken == nil ? .accessToken : .refreshToken
+                )
+            }
             return signedIn
         case .failure(let error):
             revokeInBackground(
@@ -353,29 +394,44 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
                 startRefresh(flight)
             case .checkCredential(let session, let generation):
                 checkCredential(session, generation: generation)
-            case .armTimer(let date, let generation):
+            case .armTimer(let date, let generation, let decision):
                 if let date {
-                    schedule(.refresh, at: date) { provider in
+                    schedule(.refresh, at: date, decision: decision) { provider in
                         provider.input { machine, now in machine.timerFired(generation: generation, now: now) }
                     }
                 } else {
-                    state.withLock { $0.tasks.removeValue(forKey: .refresh) }?.task.cancel()
+                    let disarmed = state.withLock { state -> ScheduledTask? in
+                        guard decision > state.lastTimerDecision else { return nil }
+                        state.lastTimerDecision = decision
+                        return state.tasks.removeValue(forKey: .refresh)
+                    }
+                    disarmed?.task.cancel()
                 }
             case .rewriteLater(let generation, let delay):
                 schedule(.rewrite, after: delay) { provider in provider.rewrite(generation: generation) }
             case .resume(let waiters, let result):
                 answers.append((waiters, result))
-            case .redact(let session):
+            case .redact(let session, let decision):
                 let registrations = [session?.accessToken, session?.refreshToken, session?.idToken]
                     .compactMap { $0 }
                     .map(SecretRedactor.register)
-                let old = state.withLock { state in
+                let replaced = state.withLock { state -> [SecretRegistration] in
+                    // A decision performed late never replaces a later one's tokens.
+                    guard decision > state.lastRedactionDecision else { return registrations }
+                    state.lastRedactionDecision = decision
                     defer { state.registrations = registrations }
                     return state.registrations
                 }
-                for registration in old { registration.cancel() }
+                for registration in replaced { registration.cancel() }
             case .signOut(let error, let generation):
-                _ = performSignOut(error: error, reason: error, ifGeneration: generation, revokes: false)
+                let keepsStore: @Sendable (ManagedSession) -> Bool = { _ in false }
+                _ = performSignOut(
+                    error: error,
+                    reason: error,
+                    ifGeneration: generation,
+                    revokes: false,
+                    removing: error == .signedOutElsewhere ? keepsStore : nil
+                )
             }
         }
         guard !answers.isEmpty else { return }
@@ -422,6 +478,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
     private func schedule(
         _ slot: TaskSlot,
         at date: Date,
+        decision: UInt64? = nil,
         _ body: @escaping @Sendable (ManagedSessionProvider) -> Void
     ) {
         let clock = clock
@@ -443,6 +500,14 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
             taskEnded(slot, id: id)
         }
         let replaced = state.withLock { state -> ScheduledTask? in
+            if let decision {
+                guard decision > state.lastTimerDecision else {
+                    // An older decision performed late: the timer a later one armed stands.
+                    state.tasksEndedEarly.remove(id)
+                    return ScheduledTask(id: id, task: task, deadline: date)
+                }
+                state.lastTimerDecision = decision
+            }
             // A task that ended before it was recorded is not recorded.
             if id < state.lastRecordedTaskID[slot, default: 0] {
                 // A newer schedule of this slot was recorded first: this one is already replaced.
@@ -473,7 +538,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
     // MARK: - Refresh
 
     private enum RefreshOutcome {
-        case committed([ManagerEffect])
+        case committed([ManagerEffect], orphaned: String?)
         case failed(ManagedSessionError)
         /// The session is over. `removesStore` is false when the store holds someone else's
         /// session (another process signed out or in); `orphaned` is a refresh token obtained
@@ -510,6 +575,15 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
                     let stored: ManagedSession?
                     do throws(SessionStoreError) {
                         stored = try store.load()
+                    } catch .corrupt {
+                        // The store set unreadable bytes aside: this process still has the session,
+                        // so it writes it back rather than reading the gap as a sign-out.
+                        do throws(SessionStoreError) {
+                            try store.save(flight.session)
+                        } catch {
+                            return .failed(.storage(error))
+                        }
+                        stored = flight.session
                     } catch {
                         return .failed(.storage(error))
                     }
@@ -524,6 +598,14 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
                 switch presentOnce(refreshToken) {
                 case .failure(let error):
                     guard error.kind == .terminal else { return .failed(.remote(error)) }
+                    // The same user signed in again in a process sharing the store while this
+                    // refresh was out (revoking the old tokens, say): that session is adopted.
+                    if !flight.sessionIsUnsaved, let stored = try? store.load(),
+                        stored.user.identifier == flight.session.user.identifier,
+                        stored.refreshToken != refreshToken
+                    {
+                        return commit(flight, stored, isStored: true)
+                    }
                     let cause = flight.verdict.map(ManagedSessionError.credentialRevoked) ?? .remote(error)
                     return .terminal(cause, removesStore: true, orphaned: nil)
                 case .success(let tokens):
@@ -578,8 +660,11 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
                 return .stale(orphaned: isStored ? nil : refreshed.refreshToken)
             }
             var refreshed = refreshed
-            // The biometric setting may have changed while the server answered.
+            // The biometric setting may have changed while the server answered: in this process
+            // (the runtime session) or in another (the store, read below).
             refreshed.isBiometricAuthenticationEnabled = current.isBiometricAuthenticationEnabled
+            var isStored = isStored
+            var orphaned: String?
             var writeError: SessionStoreError?
             if !isStored {
                 do throws(SessionStoreError) {
@@ -587,11 +672,21 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
                         // A process that signed out or in does not take exclusive access: check
                         // the store still holds what this refresh started from.
                         let stored = try store.load()
-                        if stored?.refreshToken != flight.session.refreshToken {
+                        if let stored, stored.refreshToken == flight.session.refreshToken {
+                            refreshed.isBiometricAuthenticationEnabled = stored.isBiometricAuthenticationEnabled
+                        } else if let stored, stored.user.identifier == flight.session.user.identifier {
+                            // The same user signed in again there: adopt that session, and revoke
+                            // the tokens this refresh obtained for nothing.
+                            orphaned = refreshed.refreshToken
+                            refreshed = stored
+                            isStored = true
+                        } else {
                             return .terminal(.signedOutElsewhere, removesStore: false, orphaned: refreshed.refreshToken)
                         }
                     }
-                    try store.save(refreshed)
+                    if !isStored {
+                        try store.save(refreshed)
+                    }
                 } catch {
                     writeError = error
                 }
@@ -606,24 +701,31 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
                     now: now
                 )
             }
-            return .committed(effects)
+            return .committed(effects, orphaned: orphaned)
         }
     }
 
     private func finish(_ flight: RefreshFlight, _ outcome: RefreshOutcome) {
         switch outcome {
-        case .committed(let effects):
+        case .committed(let effects, let orphaned):
             perform(effects)
             drainOutbox()
+            if let orphaned {
+                revokeInBackground(orphaned, kind: .refreshToken)
+            }
         case .failed(let error):
             input { machine, now in machine.refreshFailed(flight, error: error, now: now) }
         case .terminal(let error, let removesStore, let orphaned):
+            // Only the session this refresh was about is removed: if the store holds another
+            // (another process rotated it, or signed in), that one stays.
+            let ours = flight.sessionIsUnsaved ? flight.storedRefreshToken : flight.session.refreshToken
+            let isOurs: @Sendable (ManagedSession) -> Bool = { stored in removesStore && stored.refreshToken == ours }
             _ = performSignOut(
                 error: error,
                 reason: error,
                 ifGeneration: flight.generation,
                 revokes: false,
-                removesStore: removesStore
+                removing: isOurs
             )
             if let orphaned {
                 revokeInBackground(orphaned, kind: .refreshToken)
@@ -635,23 +737,68 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
         }
     }
 
+    /// Writes the rotated session whose write failed, if the store still holds the tokens it
+    /// replaced; adopts what another process wrote meanwhile (same user), or signs out (someone
+    /// else's session, or none). On a thread of its own: it takes the store's exclusive access.
     private func rewrite(generation: UInt64) {
-        let effects: [ManagerEffect] = writeLock.withLock { _ in
-            guard
-                let unsaved = state.withLock({ state in
-                    state.machine.generation == generation && state.machine.isSessionUnsaved
-                        ? state.machine.session : nil
-                })
-            else { return [] }
-            var writeError: SessionStoreError?
-            do throws(SessionStoreError) {
-                try store.save(unsaved)
+        beginOperation()
+        let thread = Thread { [self] in
+            var effects: [ManagerEffect]
+            do {
+                effects = try store.withExclusiveAccess { () -> [ManagerEffect] in
+                    writeLock.withLock { _ in compareAndRewrite(generation: generation) }
+                }
             } catch {
-                writeError = error
+                let storeError = (error as? SessionStoreError) ?? .unavailable(reason: "exclusive access failed")
+                effects = state.withLock { $0.machine.rewritten(generation: generation, error: storeError) }
             }
-            return state.withLock { $0.machine.rewritten(generation: generation, error: writeError) }
+            perform(effects)
+            drainOutbox()
+            endOperation()
         }
-        perform(effects)
+        thread.name = "AuthSessionKit.rewrite"
+        thread.start()
+    }
+
+    private func compareAndRewrite(generation: UInt64) -> [ManagerEffect] {
+        guard
+            let (unsaved, over) = state.withLock({ state in
+                state.machine.generation == generation && state.machine.isSessionUnsaved
+                    ? state.machine.session.map { ($0, state.machine.unsavedOver) } : nil
+            })
+        else { return [] }
+        do throws(SessionStoreError) {
+            let stored = try store.load()
+            if stored?.refreshToken == over {
+                try store.save(unsaved)
+                return state.withLock { $0.machine.rewritten(generation: generation, error: nil) }
+            }
+            if let stored, stored.user.identifier == unsaved.user.identifier {
+                return state.withLock { $0.machine.adopted(stored, generation: generation) }
+            }
+            return [.signOut(error: .signedOutElsewhere, generation: generation)]
+        } catch {
+            return state.withLock { $0.machine.rewritten(generation: generation, error: error) }
+        }
+    }
+
+    /// Removes the stored session a sign-out could not remove (the store was locked), if it is
+    /// still that user's and nobody signed in since.
+    private func removePendingSession() {
+        guard let pending = state.withLock({ $0.machine.session == nil ? $0.pendingRemoval : nil }) else { return }
+        writeLock.withLock { _ in
+            guard state.withLock({ $0.machine.session == nil }) else { return }
+            do throws(SessionStoreError) {
+                if let stored = try store.load(), pending.matches(stored) {
+                    try store.remove()
+                }
+                state.withLock { $0.pendingRemoval = nil }
+            } catch .corrupt {
+                state.withLock { $0.pendingRemoval = nil }
+            } catch {
+                // Still locked: the next activation tries again.
+            }
+        }
     }
 
     // MARK: - Sign-out, credential state, revocation
@@ -666,20 +813,35 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol {
         reason: ManagedSessionError?,
         ifGeneration: UInt64?,
         revokes: Bool,
-        removesStore: Bool = true
+        removing: (@Sendable (ManagedSession) -> Bool)? = nil
     ) -> SessionStoreError? {
         let outcome: (ended: ManagedSession?, effects: [ManagerEffect], removeError: SessionStoreError?)? =
             writeLock.withLock { _ in
-                let plan = state.withLock { state -> (ended: ManagedSession?, effects: [ManagerEffect])? in
+                let plan = state.withLock {
+                    state -> (ended: ManagedSession?, wasLoading: Bool, effects: [ManagerEffect])? in
                     if let ifGeneration, ifGeneration != state.machine.generation { return nil }
                     return state.machine.signOut(error: reason)
                 }
                 guard let plan else { return nil }
+                // By default, the stored session goes if it is this user's: a process sharing the
+                // store that signed someone else in keeps theirs.
+                // A sign-out with no session here (signed out already, or the launch still waiting
+                // for a locked store) removes whatever is stored: no session on this device is what
+                // the user asked for.
+                let pending: PendingRemoval = plan.ended.map { .subject($0.user.identifier) } ?? .anySession
+                let belongsHere = removing ?? { stored in pending.matches(stored) }
                 var removeError: SessionStoreError?
                 do throws(SessionStoreError) {
-                    if removesStore { try store.remove() }
+                    if let stored = try store.load(), belongsHere(stored) {
+                        try store.remove()
+                    }
+                    state.withLock { $0.pendingRemoval = nil }
+                } catch .corrupt {
+                    // Set aside by the store: nothing stored remains.
+                    state.withLock { $0.pendingRemoval = nil }
                 } catch {
                     removeError = error
+                    if removing == nil { state.withLock { $0.pendingRemoval = pending } }
                 }
                 state.withLock { state in
                     state.machine.outbox.append(.sessionSignedOut(error: error))
@@ -799,6 +961,12 @@ private struct ProviderState {
     var tasksEndedEarly: Set<UInt64> = []
     /// The newest task recorded per slot: a task with an older ID that ends was replaced.
     var lastRecordedTaskID: [TaskSlot: UInt64] = [:]
+    /// The newest machine decision applied to the refresh timer, and to the redaction.
+    var lastTimerDecision: UInt64 = 0
+    var lastRedactionDecision: UInt64 = 0
+    /// The stored session a sign-out could not remove (a locked store): removed at the next
+    /// activation.
+    var pendingRemoval: PendingRemoval?
     var observations: [AppActivationObservation] = []
     var registrations: [SecretRegistration] = []
     var runningOperations = 0
@@ -825,4 +993,19 @@ private struct ScheduledTask {
     let id: UInt64
     let task: Task<Void, Never>
     let deadline: Date
+}
+
+/// Which stored session a sign-out still has to remove.
+private enum PendingRemoval {
+    /// That user's.
+    case subject(String)
+    /// Whatever is stored: the sign-out came while the launch waited for a locked store.
+    case anySession
+
+    func matches(_ stored: ManagedSession) -> Bool {
+        switch self {
+        case .subject(let subject): stored.user.identifier == subject
+        case .anySession: true
+        }
+    }
 }
