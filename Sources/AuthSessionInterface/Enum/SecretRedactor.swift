@@ -49,7 +49,10 @@ public enum SecretRedactor {
     ///   ``minimumSecretLength``.
     /// - Returns: The registration; keep it for as long as the secret is live.
     public static func register(_ secret: String) -> SecretRegistration {
-        let forms = secret.count >= minimumSecretLength ? [secret] : []
+        // At least `minimumSecretLength` characters: walks that many, not the whole secret.
+        let isLongEnough =
+            secret.index(secret.startIndex, offsetBy: minimumSecretLength, limitedBy: secret.endIndex) != nil
+        let forms = isLongEnough ? [secret] : []
         registry.withLock { counts in
             for form in forms {
                 counts[form, default: 0] += 1

@@ -55,6 +55,8 @@ public final class FileSessionStore: SessionStore {
     private let path: String
     private let directoryPath: String
     private let lockPath: String
+    /// The session file's name, as the last component of ``fileURL``.
+    private let fileComponent: String
 
     /// The lock file, opened on first exclusive access and kept open; held by the in-process
     /// lock for the whole of each exclusive access.
@@ -68,11 +70,23 @@ public final class FileSessionStore: SessionStore {
     ///   - fileName: The file's name.
     ///   - synchronizesWrites: Whether writes are made durable with `fsync`; keep the default.
     public init(directory: URL, fileName: String = "session.json", synchronizesWrites: Bool = true) {
-        self.directory = directory.standardizedFileURL
-        self.fileURL = self.directory.appendingPathComponent(fileName, isDirectory: false)
         self.synchronizesWrites = synchronizesWrites
-        path = fileURL.path
-        directoryPath = self.directory.path
+        if let folder = Self.plainPath(of: directory), Self.isPlainComponent(fileName) {
+            // What `standardizedFileURL` and `appendingPathComponent` give for a path that is
+            // already standard (absolute, no `.`, `..` or empty component, nothing they rewrite),
+            // built from the path instead: a launch constructs a store, and those cost microseconds.
+            directoryPath = folder
+            path = folder == "/" ? "/" + fileName : folder + "/" + fileName
+            self.directory = URL(fileURLWithPath: folder, isDirectory: directory.hasDirectoryPath)
+            fileURL = URL(fileURLWithPath: path, isDirectory: false)
+            fileComponent = fileName
+        } else {
+            self.directory = directory.standardizedFileURL
+            fileURL = self.directory.appendingPathComponent(fileName, isDirectory: false)
+            path = fileURL.path
+            directoryPath = self.directory.path
+            fileComponent = fileURL.lastPathComponent
+        }
         lockPath = path + ".lock"
     }
 
@@ -130,7 +144,12 @@ public final class FileSessionStore: SessionStore {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw .io(operation: "fstat", path: path, code: errno) }
         try FileSystem.checkPrivate(info, at: path, isDirectory: false)
-        let data = try FileSystem.readAll(descriptor, limit: Self.maximumFileSize, path: path)
+        let data = try FileSystem.readAll(
+            descriptor,
+            expectedSize: Int(info.st_size),
+            limit: Self.maximumFileSize,
+            path: path
+        )
         let decoded =
             data.count > Self.maximumFileSize
             ? .corrupt("larger than \(Self.maximumFileSize) bytes") : SessionFormat.decode(data)
@@ -237,6 +256,47 @@ public final class FileSessionStore: SessionStore {
         return descriptor
     }
 
+    /// The path of `directory` if standardizing it would not change it: a file URL without a base
+    /// whose path is absolute, without an empty, `.` or `..` component or a trailing slash, and
+    /// not under a prefix that standardizing strips (`/private/`, `/var/automount/`); else `nil`.
+    private static func plainPath(of directory: URL) -> String? {
+        guard directory.baseURL == nil, directory.isFileURL else { return nil }
+        let path = directory.path
+        guard path.utf8.first == UInt8(ascii: "/") else { return nil }
+        if path.utf8.count == 1 { return path }
+        if path.hasPrefix("/private/") || path.hasPrefix("/var/automount/") { return nil }
+        // The components after the leading slash, and the one the path ends with.
+        var length = 0
+        var dots = 0
+        for byte in path.utf8.dropFirst() {
+            switch byte {
+            case UInt8(ascii: "/"):
+                guard isPlainComponent(length: length, dots: dots) else { return nil }
+                length = 0
+                dots = 0
+            case 0:
+                return nil
+            default:
+                length += 1
+                if byte == UInt8(ascii: ".") { dots += 1 }
+            }
+        }
+        return isPlainComponent(length: length, dots: dots) ? path : nil
+    }
+
+    /// Whether a component of `length` bytes, `dots` of them dots, is neither empty, `.` nor `..`.
+    private static func isPlainComponent(length: Int, dots: Int) -> Bool {
+        length > 0 && !(dots == length && length <= 2)
+    }
+
+    /// Whether `name` is one ordinary path component: not empty, `.` or `..`, without a slash or
+    /// a NUL.
+    private static func isPlainComponent(_ name: String) -> Bool {
+        let bytes = name.utf8
+        return !bytes.contains(UInt8(ascii: "/")) && !bytes.contains(0)
+            && isPlainComponent(length: bytes.count, dots: bytes.count(where: { $0 == UInt8(ascii: ".") }))
+    }
+
     /// A name for a new file beside the session file, unique to this process and call.
     private func temporaryPath() -> String {
         let count = temporaryCounter.withLock { counter in
@@ -244,7 +304,7 @@ public final class FileSessionStore: SessionStore {
             return counter
         }
         return
-            "\(directoryPath)/.\(fileURL.lastPathComponent).tmp-\(getpid())-\(count)-\(UInt32.random(in: 0...UInt32.max))"
+            "\(directoryPath)/.\(fileComponent).tmp-\(getpid())-\(count)-\(UInt32.random(in: 0...UInt32.max))"
     }
 
     /// Moves the corrupt file aside, if the file at the session path is still the one that was

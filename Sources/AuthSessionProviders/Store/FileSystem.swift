@@ -64,19 +64,34 @@ enum FileSystem {
         }
     }
 
-    /// Reads from `descriptor` until end of file, or until more than `limit` bytes were read.
-    static func readAll(_ descriptor: Int32, limit: Int, path: String) throws(SessionStoreError) -> Data {
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while data.count <= limit {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+    /// Reads from `descriptor` until end of file, or until more than `limit` bytes were read
+    /// (then `limit + 1` bytes are returned).
+    ///
+    /// - Parameter expectedSize: The file's size as `fstat` gave it: the bytes are read straight
+    ///   into a buffer of that size plus one, which grows if the file grew meanwhile.
+    static func readAll(
+        _ descriptor: Int32,
+        expectedSize: Int = 0,
+        limit: Int,
+        path: String
+    ) throws(SessionStoreError) -> Data {
+        var data = Data(count: min(max(expectedSize, 4095), limit) + 1)
+        var length = 0
+        while length <= limit {
+            if length == data.count {
+                data.count = min(data.count * 2, limit + 1)
+            }
+            let count = data.withUnsafeMutableBytes { buffer in
+                read(descriptor, buffer.baseAddress! + length, buffer.count - length)
+            }
             if count == 0 { break }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw .io(operation: "read", path: path, code: errno)
             }
-            data.append(contentsOf: buffer[0..<count])
+            length += count
         }
+        data.count = length
         return data
     }
 

@@ -45,30 +45,40 @@ enum SessionFormat {
     }
 
     /// Reads stored bytes, in any version this package knows.
+    ///
+    /// One pass: `format` and `version` are read first, and the session is decoded only in a
+    /// layout this version knows, so a newer version's session, whatever its shape, is reported
+    /// as unsupported rather than corrupt.
     static func decode(_ data: Data) -> Decoded {
         guard !data.isEmpty else { return .corrupt("the file is empty") }
-        let header: Header
+        // The common case, a current document as this package writes it, without JSONDecoder.
+        if let session = SessionFormatScanner.session(in: data) {
+            return validated(session)
+        }
+        return decodeWithJSONDecoder(data)
+    }
+
+    /// ``decode(_:)`` without the scanner: every document the scanner declines, and the reference
+    /// the scanner is tested against.
+    static func decodeWithJSONDecoder(_ data: Data) -> Decoded {
+        guard !data.isEmpty else { return .corrupt("the file is empty") }
+        let document: Document
         do {
-            header = try JSONDecoder().decode(Header.self, from: data)
+            document = try JSONDecoder().decode(Document.self, from: data)
         } catch let error as DecodingError {
             return .corrupt(reason(error))
         } catch {
             return .corrupt("not JSON")
         }
-        guard header.format == formatName else { return .corrupt("not a session file") }
-        switch header.version {
-        case 1:
-            do {
-                return validated(try JSONDecoder().decode(DocumentV1.self, from: data).session.managedSession)
-            } catch let error as DecodingError {
-                return .corrupt(reason(error))
-            } catch {
-                return .corrupt("not JSON")
-            }
-        case let version where version > currentVersion:
+        switch document.content {
+        case .notASession:
+            return .corrupt("not a session file")
+        case .version1(let session):
+            return validated(session.managedSession)
+        case .otherVersion(let version) where version > currentVersion:
             return .unsupportedVersion(version)
-        default:
-            return .corrupt("format version \(header.version) does not exist")
+        case .otherVersion(let version):
+            return .corrupt("format version \(version) does not exist")
         }
     }
 
@@ -101,13 +111,41 @@ enum SessionFormat {
 
     // MARK: - Layouts
 
-    /// The fields every version has, read first to choose the layout.
-    private struct Header: Decodable {
-        let format: String
-        let version: Int
+    /// Any version's document: the fields every version has (`format`, then `version`), read
+    /// first to choose the layout, then the session in that layout.
+    private struct Document: Decodable {
+        enum Content {
+            case notASession
+            case version1(SessionV1)
+            /// A version with no layout here; its session is not read.
+            case otherVersion(Int)
+        }
+
+        let content: Content
+
+        enum CodingKeys: String, CodingKey {
+            case format
+            case version
+            case session
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let format = try container.decode(String.self, forKey: .format)
+            let version = try container.decode(Int.self, forKey: .version)
+            guard format == SessionFormat.formatName else {
+                content = .notASession
+                return
+            }
+            switch version {
+            case 1: content = .version1(try container.decode(SessionV1.self, forKey: .session))
+            default: content = .otherVersion(version)
+            }
+        }
     }
 
-    private struct DocumentV1: Codable {
+    /// The layout of version 1, as written.
+    private struct DocumentV1: Encodable {
         let format: String
         let version: Int
         let session: SessionV1
