@@ -276,6 +276,20 @@ struct ManagerRefreshTests {
         #expect(harness.server.duplicatePresentations.isEmpty)
     }
 
+    @Test("an activation refreshes a due token, silently")
+    func activationRefreshesWhenDue() async throws {
+        let harness = ManagerHarness()
+        let first = try await harness.signIn()
+        harness.clock.advance(by: 3600 - 59)  // inside the margin, short of the timer's own deadline
+        let mark = harness.recorder.statusChanges.count
+        harness.activation.fire()
+        harness.activation.fire()  // the engine defers the first activation
+        await harness.settle()
+        #expect(harness.server.refreshCount == 1)
+        #expect(harness.provider.session?.accessToken != first.accessToken)
+        #expect(harness.recorder.statusChanges.count == mark, "silent")
+    }
+
     @Test("explicit refresh joins the one in flight")
     func explicitRefreshJoins() async throws {
         let harness = ManagerHarness()
@@ -480,6 +494,32 @@ struct ManagerCredentialTests {
         await harness.settle()
         #expect(server.credentialStateCount == 2)
         #expect(harness.logouts.count == 1)
+    }
+
+    @Test(
+        "a revoked verdict on a session with a refresh token is confirmed by a refresh: accepted, the session stays"
+    )
+    func verdictConfirmedByRefresh() async throws {
+        let clock = ManualClock()
+        let server = InProcessAuthorizationServer(clock: clock)
+        let stored = try await issuedSession(by: server, at: clock)
+        let provider = ManagedSessionProvider(
+            store: MockSessionStore(session: stored),
+            remote: FixedVerdictRemote(server: server, verdict: .revoked),
+            clock: clock,
+            configuration: .init(activationSignal: ManualActivationSignal())
+        )
+        let handle = AuthSessionHandle(
+            sessionProvider: provider,
+            biometricAuthenticator: MockBiometricAuthenticator(),
+            activationSignal: ManualActivationSignal(),
+            clock: clock
+        )
+        await provider.waitUntilIdle()
+        await handle.waitUntilIdle()
+        #expect(server.refreshCount == 1, "the verdict asked the refresh token")
+        #expect(provider.session != nil && provider.session?.accessToken != stored.accessToken)
+        #expect(handle.sessionStatus == .signedIn)
     }
 
     @Test("a pushed revocation signs out once")

@@ -159,3 +159,25 @@ struct SlowSignInRemote: RemoteAuthService {
         try await server.credentialState(for: session)
     }
 }
+
+/// A server whose credential checks always answer `verdict`; everything else goes to `server`.
+struct FixedVerdictRemote: RemoteAuthService {
+    let server: InProcessAuthorizationServer
+    let verdict: CredentialState
+
+    func obtainTokens(with grant: AuthGrant) async throws(RemoteAuthError) -> IssuedTokens {
+        try await server.obtainTokens(with: grant)
+    }
+
+    func refresh(_ refreshToken: String, scope: [String]?) async throws(RemoteAuthError) -> IssuedTokens {
+        try await server.refresh(refreshToken, scope: scope)
+    }
+
+    func revoke(_ token: String, kind: TokenKind) async throws(RemoteAuthError) {
+        try await server.revoke(token, kind: kind)
+    }
+
+    func credentialState(for session: ManagedSession) async throws(RemoteAuthError) -> CredentialState {
+        verdict
+    }
+}
