@@ -231,9 +231,12 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
         state.withLock { $0.heldRefreshes.count }
     }
 
-    /// Lets every held refresh go on, in the order they were held; they then run concurrently.
+    /// Stops holding refreshes (``holdsRefreshes`` becomes `false`) and lets every held one go on,
+    /// in the order they were held; they then run concurrently. Both happen at once, so a refresh
+    /// that arrives meanwhile is never held with nobody left to release it.
     public func releaseHeldRefreshes() {
         let held = state.mutateAndNotify { state in
+            state.holdsRefreshes = false
             defer { state.heldRefreshes = [] }
             return state.heldRefreshes
         }

@@ -602,7 +602,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                     // refresh was out (revoking the old tokens, say): that session is adopted.
                     if !flight.sessionIsUnsaved, let stored = try? store.load(),
                         stored.user.identifier == flight.session.user.identifier,
-                        stored.refreshToken != refreshToken
+                        stored.refreshToken != refreshToken, stored.issuedAt > flight.session.issuedAt
                     {
                         return commit(flight, stored, isStored: true)
                     }
@@ -718,8 +718,12 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         case .terminal(let error, let removesStore, let orphaned):
             // Only the session this refresh was about is removed: if the store holds another
             // (another process rotated it, or signed in), that one stays.
-            let ours = flight.sessionIsUnsaved ? flight.storedRefreshToken : flight.session.refreshToken
-            let isOurs: @Sendable (ManagedSession) -> Bool = { stored in removesStore && stored.refreshToken == ours }
+            // Either token of this session: the one the flight presented, or the older one the
+            // store held while a write was pending (a retried write may have landed since).
+            let ours: Set<String?> = [flight.session.refreshToken, flight.storedRefreshToken]
+            let isOurs: @Sendable (ManagedSession) -> Bool = { stored in
+                removesStore && ours.contains(stored.refreshToken)
+            }
             _ = performSignOut(
                 error: error,
                 reason: error,

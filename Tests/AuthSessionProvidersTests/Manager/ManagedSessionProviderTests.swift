@@ -130,6 +130,7 @@ struct ManagerRefreshTests {
         let first = try await harness.signIn()
         try await harness.clock.waitForSleepers()
         #expect(harness.clock.nextDeadline == Date(timeIntervalSince1970: first.expiresAt - 60))
+        await harness.settle()  // the sign-in's own status change delivered first
         let mark = harness.recorder.statusChanges.count
         _ = harness.clock.advanceToNextDeadline()
         await harness.settle()
@@ -276,16 +277,21 @@ struct ManagerRefreshTests {
         #expect(harness.server.duplicatePresentations.isEmpty)
     }
 
-    @Test("an activation refreshes a due token, silently")
+    @Test("an activation refreshes a due token (here after the timer's try failed), silently")
     func activationRefreshesWhenDue() async throws {
-        let harness = ManagerHarness()
+        let harness = ManagerHarness(retryPolicy: .never)
         let first = try await harness.signIn()
-        harness.clock.advance(by: 3600 - 59)  // inside the margin, short of the timer's own deadline
-        let mark = harness.recorder.statusChanges.count
-        harness.activation.fire()
-        harness.activation.fire()  // the engine defers the first activation
+        harness.server.enqueueRefreshFaults([.unavailable])
+        try await harness.clock.waitForSleepers()
+        _ = harness.clock.advanceToNextDeadline()  // the proactive refresh: answered 503
         await harness.settle()
         #expect(harness.server.refreshCount == 1)
+        #expect(harness.provider.session == first)
+        let mark = harness.recorder.statusChanges.count
+        harness.activation.fire()
+        harness.activation.fire()
+        await harness.settle()
+        #expect(harness.server.refreshCount == 2, "the activation tried again, before the retry timer")
         #expect(harness.provider.session?.accessToken != first.accessToken)
         #expect(harness.recorder.statusChanges.count == mark, "silent")
     }
