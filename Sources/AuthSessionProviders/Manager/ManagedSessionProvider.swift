@@ -602,7 +602,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                     // refresh was out (revoking the old tokens, say): that session is adopted.
                     if !flight.sessionIsUnsaved, let stored = try? store.load(),
                         stored.user.identifier == flight.session.user.identifier,
-                        stored.refreshToken != refreshToken, stored.issuedAt > flight.session.issuedAt
+                        stored.refreshToken != refreshToken, stored.issuedAt >= flight.session.issuedAt
                     {
                         return commit(flight, stored, isStored: true)
                     }
