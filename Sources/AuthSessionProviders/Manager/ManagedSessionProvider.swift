@@ -50,7 +50,9 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     private let state: ConcurrencySafeContainer<ProviderState>
     /// Orders the store's writes with the commits that follow them: held around "check the
     /// generation, write, commit", never across a network call.
-    private let writeLock = ConcurrencySafeContainer<Void>(())
+    // A one-byte value, not `()`: a zero-size value shares its address with the lock, and
+    // ThreadSanitizer then reports the lock's own read as a race on it.
+    private let writeLock = ConcurrencySafeContainer<UInt8>(0)
 
     /// Creates a manager. It starts when a handle is created with it.
     ///

@@ -25,7 +25,9 @@ public final class KeychainSessionStore: SessionStore {
     /// The access group shared with extensions, if any.
     public let accessGroup: String?
 
-    private let exclusive = ConcurrencySafeContainer(())
+    // A one-byte value, not `()`: a zero-size value shares its address with the lock, and
+    // ThreadSanitizer then reports the lock's own read as a race on it.
+    private let exclusive = ConcurrencySafeContainer<UInt8>(0)
 
     /// Creates a store for the item (`service`, `account`), in `accessGroup` if given.
     ///
