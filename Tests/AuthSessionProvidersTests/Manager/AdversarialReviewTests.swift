@@ -53,7 +53,7 @@ private func advIssued(
 }
 
 /// Polls `condition` (yielding) until it holds or `timeout` real seconds pass: a safety net.
-private func advEventually(timeout: TimeInterval = 10, _ condition: @Sendable () -> Bool) async -> Bool {
+private func advEventually(timeout: TimeInterval = 120, _ condition: @Sendable () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while !condition() {
         if Date() >= deadline { return false }
