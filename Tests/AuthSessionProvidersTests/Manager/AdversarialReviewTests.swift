@@ -41,15 +41,7 @@ private func advIssued(
     _ clock: ManualClock
 ) async throws -> ManagedSession {
     let tokens = try await server.obtainTokens(with: advGrant(user))
-    let now = clock.now.timeIntervalSince1970
-    return ManagedSession(
-        accessToken: tokens.accessToken,
-        refreshToken: tokens.refreshToken,
-        tokenType: tokens.tokenType,
-        expiresAt: now + (tokens.expiresIn ?? 3600),
-        issuedAt: now,
-        user: tokens.user ?? user
-    )
+    return storedSession(from: tokens, for: user, at: clock)
 }
 
 /// Polls `condition` (yielding) until it holds or `timeout` real seconds pass: a safety net.

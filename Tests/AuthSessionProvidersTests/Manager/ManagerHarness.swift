@@ -103,6 +103,11 @@ func issuedSession(
 ) async throws -> ManagedSession {
     server.register(user, password: password(of: user))
     let tokens = try await server.obtainTokens(with: .password(username: user.identifier, password: password(of: user)))
+    return storedSession(from: tokens, for: user, at: clock)
+}
+
+/// The session a store holds for `tokens` issued to `user` at `clock`'s time.
+func storedSession(from tokens: IssuedTokens, for user: ManagedUser, at clock: ManualClock) -> ManagedSession {
     let now = clock.now.timeIntervalSince1970
     return ManagedSession(
         accessToken: tokens.accessToken,
