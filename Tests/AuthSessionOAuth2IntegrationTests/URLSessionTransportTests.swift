@@ -128,14 +128,41 @@ import FoundationNetworking
     }
 
     /// FoundationNetworking cuts a fractional timeout down to whole seconds (under one second a
-    /// request fails at once); the transport's own watchdog keeps the exact value.
+    /// request fails at once); the transport's own watchdog keeps the exact value. The promise
+    /// checked is the one a loaded machine cannot fake: the call either gets the answer, or
+    /// times out no earlier than its 0.9 s. (A wall-clock "answers within 0.9 s" failed under
+    /// ThreadSanitizer on a busy CI machine; the bug this guards against fails in milliseconds.)
     @Test func fractionalTimeoutsHoldExactly() async throws {
         let proxy = try proxy()
         defer { proxy.stop() }
-        // A short delay leaves most of the 0.9 s for a machine loaded by the rest of the suite.
         proxy.setFault(.delay(seconds: 0.05))
-        let response = try await URLSessionTransport().send(request(proxy, timeout: 0.9), maximumResponseSize: 1_024)
-        #expect(response.statusCode == 502, "the proxy's answer (its upstream is closed), after 0.05 s")
+        let started = ContinuousClock.now
+        do {
+            let response = try await URLSessionTransport().send(
+                request(proxy, timeout: 0.9),
+                maximumResponseSize: 1_024
+            )
+            #expect(response.statusCode == 502, "the proxy's answer (its upstream is closed), after 0.05 s")
+        } catch {
+            #expect(error.reason == .timedOut)
+            let elapsed = ContinuousClock.now - started
+            #expect(elapsed >= .milliseconds(880), "a 0.9 s timeout fired after \(elapsed)")
+        }
+    }
+
+    /// The same promise with nothing to race: a held answer and a 0.6 s timeout. The call must
+    /// time out, and not before 0.6 s (FoundationNetworking alone would fail it at once).
+    @Test func aSubSecondTimeoutIsNotCutToZero() async throws {
+        let proxy = try proxy()
+        defer { proxy.stop() }
+        proxy.setFault(.delay(seconds: 20))
+        let started = ContinuousClock.now
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await URLSessionTransport().send(self.request(proxy, timeout: 0.6), maximumResponseSize: 1_024)
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(error?.reason == .timedOut)
+        #expect(elapsed >= .milliseconds(580), "a 0.6 s timeout fired after \(elapsed)")
     }
 
     @Test func refusedConnectionIsANetworkError() async throws {
