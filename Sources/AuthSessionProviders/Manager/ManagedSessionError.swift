@@ -39,7 +39,9 @@ public enum ManagedSessionError: Error, Sendable, Hashable, CustomStringConverti
     /// The calling task was cancelled. A shared refresh goes on for the other callers.
     case cancelled
 
-    /// Whether the session is over: the app should show sign-in.
+    /// Whether the session is over: the app should show sign-in. This describes errors of token
+    /// calls, refreshes and events; a failed ``ManagedSessionProvider/signIn(with:)`` leaves the
+    /// session there was, whatever this says.
     public var endsSession: Bool {
         switch self {
         case .notSignedIn, .refreshUnavailable, .credentialRevoked, .signedOutElsewhere: true

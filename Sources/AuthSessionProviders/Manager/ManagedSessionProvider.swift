@@ -161,16 +161,30 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     }
 
     /// Writes the setting with the tokens the store holds for this user (adopting another
-    /// process's rotation), or with the runtime session's while its own write is pending.
+    /// process's rotation), or with the runtime session's while its own write is pending. Never
+    /// over another user's session, and never into a store a process sharing it signed out of:
+    /// that is reported, and the next refresh finds the session signed out elsewhere.
     private func storeBiometricSetting(_ isEnabled: Bool) -> [ManagerEffect] {
-        guard
-            let (current, isUnsaved) = state.withLock({ state in
-                state.machine.session.map { ($0, state.machine.isSessionUnsaved) }
-            })
-        else { return [] }
+        // `unsavedOver` is set (to the stored refresh token, which may be nil) while a write
+        // is pending.
+        let snapshot = state.withLock { state -> (current: ManagedSession, unsavedOver: String??)? in
+            guard let session = state.machine.session else { return nil }
+            return (session, state.machine.isSessionUnsaved ? .some(state.machine.unsavedOver) : .none)
+        }
+        guard let (current, unsavedOver) = snapshot else { return [] }
         do throws(SessionStoreError) {
             var updated = current
-            if !isUnsaved, let stored = try store.load(), stored.user.identifier == current.user.identifier {
+            let stored = try store.load()
+            if let unsavedOver {
+                // The store holds the tokens the pending write replaces, or (a retried write
+                // landed) the runtime session's own.
+                guard let stored, [unsavedOver, current.refreshToken].contains(stored.refreshToken) else {
+                    return reportSignedOutElsewhere()
+                }
+            } else {
+                guard let stored, stored.user.identifier == current.user.identifier else {
+                    return reportSignedOutElsewhere()
+                }
                 updated = stored
             }
             guard updated.isBiometricAuthenticationEnabled != isEnabled || updated != current else { return [] }
@@ -182,6 +196,12 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             state.withLock { $0.machine.outbox.append(.unexpectedError(reported)) }
             return []
         }
+    }
+
+    private func reportSignedOutElsewhere() -> [ManagerEffect] {
+        let reported = AuthSessionError.userUpdateFailure(error: ManagedSessionError.signedOutElsewhere)
+        state.withLock { $0.machine.outbox.append(.unexpectedError(reported)) }
+        return []
     }
 
     /// Signs out: local first (the runtime session, the store, the event), then the refresh token
@@ -211,9 +231,14 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// sign-in fails and the tokens just issued are revoked. If a sign-out or another sign-in
     /// committed meanwhile, this one fails with ``ManagedSessionError/superseded``.
     ///
+    /// A failed sign-in changes nothing: whatever session there was stands, even when the error's
+    /// ``ManagedSessionError/endsSession`` is `true` (a wrong password's `invalid_grant` is terminal
+    /// for the grant, not for the session already here).
+    ///
     /// - Parameter grant: What the user presents.
     /// - Returns: The new session.
-    /// - Throws: ``ManagedSessionError``.
+    /// - Throws: ``ManagedSessionError``; ``ManagedSessionError/cancelled`` if the calling task
+    ///   was cancelled.
     @discardableResult
     public func signIn(with grant: AuthGrant) async throws(ManagedSessionError) -> ManagedSession {
         let startGeneration = state.withLock { $0.machine.generation }
@@ -223,7 +248,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 try await remote.obtainTokens(with: grant)
             }
         } catch {
-            throw .remote(error)
+            throw error.reason == .cancelled ? .cancelled : .remote(error)
         }
         let now = clock.now
         let subject = tokens.user?.identifier ?? ""
@@ -426,13 +451,14 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 }
                 for registration in replaced { registration.cancel() }
             case .signOut(let error, let generation):
-                let keepsStore: @Sendable (ManagedSession) -> Bool = { _ in false }
+                // The manager's own sign-outs remove only the session they end: the same user
+                // signed in again by a process sharing the store keeps that session.
                 _ = performSignOut(
                     error: error,
                     reason: error,
                     ifGeneration: generation,
                     revokes: false,
-                    removing: error == .signedOutElsewhere ? keepsStore : nil
+                    removing: error == .signedOutElsewhere ? .nothing : .endedSession
                 )
             }
         }
@@ -579,13 +605,23 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                         stored = try store.load()
                     } catch .corrupt {
                         // The store set unreadable bytes aside: this process still has the session,
-                        // so it writes it back rather than reading the gap as a sign-out.
-                        do throws(SessionStoreError) {
-                            try store.save(flight.session)
-                        } catch {
-                            return .failed(.storage(error))
+                        // so it writes it back rather than reading the gap as a sign-out. Under
+                        // the write lock, and only if no sign-out or sign-in committed since the
+                        // check above: a signed-out session is never written back.
+                        let writtenBack = writeLock.withLock { _ -> Result<Bool, SessionStoreError> in
+                            guard isCurrent(flight) else { return .success(false) }
+                            do throws(SessionStoreError) {
+                                try store.save(flight.session)
+                            } catch {
+                                return .failure(error)
+                            }
+                            return .success(true)
                         }
-                        stored = flight.session
+                        switch writtenBack {
+                        case .success(true): stored = flight.session
+                        case .success(false): return .stale(orphaned: nil)
+                        case .failure(let error): return .failed(.storage(error))
+                        }
                     } catch {
                         return .failed(.storage(error))
                     }
@@ -611,6 +647,18 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                     let cause = flight.verdict.map(ManagedSessionError.credentialRevoked) ?? .remote(error)
                     return .terminal(cause, removesStore: true, orphaned: nil)
                 case .success(let tokens):
+                    let expected = flight.session.user.identifier
+                    if let subject = tokens.user?.identifier, !expected.isEmpty, subject != expected {
+                        // OpenID Connect: a refresh's ID token names the session's user. Another
+                        // user's tokens are revoked, never used; this session's refresh token is
+                        // spent, so the session ends.
+                        let mismatch = IDTokenValidationError.subjectMismatch(expected: expected, actual: subject)
+                        return .terminal(
+                            .remote(RemoteAuthError(.invalidIDToken(mismatch))),
+                            removesStore: true,
+                            orphaned: tokens.refreshToken ?? tokens.accessToken
+                        )
+                    }
                     let refreshed = makeSession(
                         from: tokens,
                         now: clock.now,
@@ -670,21 +718,23 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             var writeError: SessionStoreError?
             if !isStored {
                 do throws(SessionStoreError) {
-                    if !flight.sessionIsUnsaved {
-                        // A process that signed out or in does not take exclusive access: check
-                        // the store still holds what this refresh started from.
-                        let stored = try store.load()
-                        if let stored, stored.refreshToken == flight.session.refreshToken {
-                            refreshed.isBiometricAuthenticationEnabled = stored.isBiometricAuthenticationEnabled
-                        } else if let stored, stored.user.identifier == flight.session.user.identifier {
-                            // The same user signed in again there: adopt that session, and revoke
-                            // the tokens this refresh obtained for nothing.
-                            orphaned = refreshed.refreshToken
-                            refreshed = stored
-                            isStored = true
-                        } else {
-                            return .terminal(.signedOutElsewhere, removesStore: false, orphaned: refreshed.refreshToken)
-                        }
+                    // A process that signed out or in does not take exclusive access: check the
+                    // store still holds what this refresh started from (with a write pending, the
+                    // tokens it replaces, or its own if a retried write landed).
+                    let startedFrom: Set<String?> =
+                        flight.sessionIsUnsaved
+                        ? [flight.storedRefreshToken, flight.session.refreshToken] : [flight.session.refreshToken]
+                    let stored = try store.load()
+                    if let stored, startedFrom.contains(stored.refreshToken) {
+                        refreshed.isBiometricAuthenticationEnabled = stored.isBiometricAuthenticationEnabled
+                    } else if let stored, stored.user.identifier == flight.session.user.identifier {
+                        // The same user signed in again there: adopt that session, and revoke
+                        // the tokens this refresh obtained for nothing.
+                        orphaned = refreshed.refreshToken
+                        refreshed = stored
+                        isStored = true
+                    } else {
+                        return .terminal(.signedOutElsewhere, removesStore: false, orphaned: refreshed.refreshToken)
                     }
                     if !isStored {
                         try store.save(refreshed)
@@ -722,16 +772,13 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             // (another process rotated it, or signed in), that one stays.
             // Either token of this session: the one the flight presented, or the older one the
             // store held while a write was pending (a retried write may have landed since).
-            let ours: Set<String?> = [flight.session.refreshToken, flight.storedRefreshToken]
-            let isOurs: @Sendable (ManagedSession) -> Bool = { stored in
-                removesStore && ours.contains(stored.refreshToken)
-            }
+            let ours = Set([flight.session.refreshToken, flight.storedRefreshToken].compactMap { $0 })
             _ = performSignOut(
                 error: error,
                 reason: error,
                 ifGeneration: flight.generation,
                 revokes: false,
-                removing: isOurs
+                removing: removesStore ? .refreshTokens(ours) : .nothing
             )
             if let orphaned {
                 revokeInBackground(orphaned, kind: .refreshToken)
@@ -819,26 +866,40 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         reason: ManagedSessionError?,
         ifGeneration: UInt64?,
         revokes: Bool,
-        removing: (@Sendable (ManagedSession) -> Bool)? = nil
+        removing: StoredSessionRemoval = .thisUser
     ) -> SessionStoreError? {
         let outcome: (ended: ManagedSession?, effects: [ManagerEffect], removeError: SessionStoreError?)? =
             writeLock.withLock { _ in
                 let plan = state.withLock {
-                    state -> (ended: ManagedSession?, wasLoading: Bool, effects: [ManagerEffect])? in
+                    state -> (ended: ManagedSession?, unsavedOver: String?, effects: [ManagerEffect])? in
                     if let ifGeneration, ifGeneration != state.machine.generation { return nil }
-                    return state.machine.signOut(error: reason)
+                    let unsavedOver = state.machine.isSessionUnsaved ? state.machine.unsavedOver : nil
+                    let plan = state.machine.signOut(error: reason)
+                    return (plan.ended, unsavedOver, plan.effects)
                 }
                 guard let plan else { return nil }
-                // By default, the stored session goes if it is this user's: a process sharing the
-                // store that signed someone else in keeps theirs.
-                // A sign-out with no session here (signed out already, or the launch still waiting
-                // for a locked store) removes whatever is stored: no session on this device is what
-                // the user asked for.
-                let pending: PendingRemoval = plan.ended.map { .subject($0.user.identifier) } ?? .anySession
-                let belongsHere = removing ?? { stored in pending.matches(stored) }
+                let pending: PendingRemoval?
+                switch removing {
+                case .thisUser:
+                    // The stored session goes if it is this user's: a process sharing the store
+                    // that signed someone else in keeps theirs. A sign-out with no session here
+                    // (signed out already, or the launch still waiting for a locked store)
+                    // removes whatever is stored: no session on this device is what the user
+                    // asked for.
+                    pending = plan.ended.map { .subject($0.user.identifier) } ?? .anySession
+                case .endedSession:
+                    // The tokens it ended, or the ones the store still holds while a write of
+                    // their rotation is pending.
+                    let tokens = [plan.ended?.accessToken, plan.ended?.refreshToken, plan.unsavedOver]
+                    pending = .tokens(Set(tokens.compactMap { $0 }))
+                case .refreshTokens(let tokens):
+                    pending = .tokens(tokens)
+                case .nothing:
+                    pending = nil
+                }
                 var removeError: SessionStoreError?
                 do throws(SessionStoreError) {
-                    if let stored = try store.load(), belongsHere(stored) {
+                    if let pending, let stored = try store.load(), pending.matches(stored) {
                         try store.remove()
                     }
                     state.withLock { $0.pendingRemoval = nil }
@@ -847,7 +908,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                     state.withLock { $0.pendingRemoval = nil }
                 } catch {
                     removeError = error
-                    if removing == nil { state.withLock { $0.pendingRemoval = pending } }
+                    state.withLock { $0.pendingRemoval = pending }
                 }
                 state.withLock { state in
                     state.machine.outbox.append(.sessionSignedOut(error: error))
@@ -876,13 +937,16 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     private func checkCredential(_ session: ManagedSession, generation: UInt64) {
         beginOperation()
         let remote = remote
-        Task { [self] in
+        // Weak: a verdict for a manager the app released starts nothing (a confirming refresh,
+        // a sign-out).
+        Task { [weak self] in
             let result: Result<CredentialState, RemoteAuthError>
             do throws(RemoteAuthError) {
                 result = .success(try await remote.credentialState(for: session))
             } catch {
                 result = .failure(error)
             }
+            guard let self else { return }
             input { machine, _ in machine.credentialChecked(result, of: session, generation: generation) }
             endOperation()
         }
@@ -1001,17 +1065,35 @@ private struct ScheduledTask {
     let deadline: Date
 }
 
-/// Which stored session a sign-out still has to remove.
+/// Which stored session a sign-out removes.
+private enum StoredSessionRemoval {
+    /// The signed-out user's, whichever tokens it holds (an explicit sign-out); whatever is
+    /// stored when no session was loaded.
+    case thisUser
+    /// Only the session the sign-out ended, recognised by its tokens (the manager's own
+    /// sign-outs: the same user signed in again by another process keeps that session).
+    case endedSession
+    /// Only a session holding one of these refresh tokens (a terminal refresh answer).
+    case refreshTokens(Set<String>)
+    /// None: the store holds another process's session, or none.
+    case nothing
+}
+
+/// Which stored session a sign-out removes, or still has to remove.
 private enum PendingRemoval {
     /// That user's.
     case subject(String)
     /// Whatever is stored: the sign-out came while the launch waited for a locked store.
     case anySession
+    /// A session holding one of these access or refresh tokens.
+    case tokens(Set<String>)
 
     func matches(_ stored: ManagedSession) -> Bool {
         switch self {
         case .subject(let subject): stored.user.identifier == subject
         case .anySession: true
+        case .tokens(let tokens):
+            tokens.contains(stored.accessToken) || stored.refreshToken.map(tokens.contains) == true
         }
     }
 }

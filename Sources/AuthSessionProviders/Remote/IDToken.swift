@@ -207,6 +207,10 @@ public enum IDTokenValidationError: Error, Sendable, Hashable, CustomStringConve
     /// `nonce` is not the one the authorization request sent.
     case nonceMismatch
 
+    /// `sub` is not the session's user: a refresh answered with another user's tokens (OpenID
+    /// Connect Core §12.2). The session is over; the tokens are not used.
+    case subjectMismatch(expected: String, actual: String)
+
     /// What failed, with the claim values that are not secret.
     public var description: String {
         switch self {
@@ -219,6 +223,7 @@ public enum IDTokenValidationError: Error, Sendable, Hashable, CustomStringConve
         case .issuedInFuture(let date): return "issued in the future, at \(date)"
         case .notYetValid(let date): return "not valid before \(date)"
         case .nonceMismatch: return "nonce does not match the request's"
+        case .subjectMismatch(let expected, let actual): return "subject \(actual) is not the session's \(expected)"
         }
     }
 }

@@ -122,6 +122,9 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
             return Self.kind(ofStatus: status)
         case .server(let code):
             return Self.kind(ofServerCode: code, status: statusCode)
+        case .invalidIDToken(.subjectMismatch):
+            // Another user's tokens: this session cannot go on, and a retry cannot mend it.
+            return .terminal
         case .unsupportedTokenType, .invalidIDToken, .unsupported:
             return .misconfiguration
         }

@@ -1055,3 +1055,220 @@ struct AdversarialReviewHeldTests {
         }
     }
 }
+
+// MARK: - Second review (issue 11, after the first fixes)
+
+/// A store that, on the next load inside its exclusive access (the refresh's), sets the bytes
+/// aside as corrupt and then pauses that thread until `release()`: the moment between the
+/// refresh's check and its write-back.
+private final class AdvCorruptPauseStore: SessionStore, @unchecked Sendable {
+    // Safe: `inner` and `state` are thread-safe; the semaphore is only signalled and waited on.
+    let inner: MockSessionStore
+    private let state = ConcurrencySafeContainer((armed: false, paused: false, exclusive: false))
+    private let resume = DispatchSemaphore(value: 0)
+
+    init(_ inner: MockSessionStore) {
+        self.inner = inner
+    }
+
+    func arm() { state.withLock { $0.armed = true } }
+    var isPaused: Bool { state.withLock { $0.paused } }
+    func release() { resume.signal() }
+
+    func load() throws(SessionStoreError) -> ManagedSession? {
+        let pauses = state.withLock { state -> Bool in
+            guard state.armed, state.exclusive else { return false }
+            state.armed = false
+            return true
+        }
+        guard pauses else { return try inner.load() }
+        inner.corruptNextLoad()
+        do throws(SessionStoreError) {
+            return try inner.load()
+        } catch {
+            state.withLock { $0.paused = true }
+            resume.wait()
+            throw error
+        }
+    }
+    func save(_ session: ManagedSession) throws(SessionStoreError) { try inner.save(session) }
+    func remove() throws(SessionStoreError) { try inner.remove() }
+    func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
+        try inner.withExclusiveAccess {
+            state.withLock { $0.exclusive = true }
+            defer { state.withLock { $0.exclusive = false } }
+            return try body()
+        }
+    }
+}
+
+/// A remote whose refreshes answer with the server's tokens labelled as `user`'s (an ID token
+/// with another `sub`); it remembers the refresh tokens it handed out.
+private final class AdvSubjectSwappingRemote: RemoteAuthService, Sendable {
+    let server: InProcessAuthorizationServer
+    let user: ManagedUser
+    private let handedOut = ConcurrencySafeContainer<[String]>([])
+
+    init(_ server: InProcessAuthorizationServer, answeringAs user: ManagedUser) {
+        self.server = server
+        self.user = user
+    }
+
+    var refreshTokensHandedOut: [String] { handedOut.withLock { $0 } }
+
+    func obtainTokens(with grant: AuthGrant) async throws(RemoteAuthError) -> IssuedTokens {
+        try await server.obtainTokens(with: grant)
+    }
+    func refresh(_ refreshToken: String, scope: [String]?) async throws(RemoteAuthError) -> IssuedTokens {
+        var tokens = try await server.refresh(refreshToken, scope: scope)
+        tokens.user = user
+        if let token = tokens.refreshToken { handedOut.withLock { $0.append(token) } }
+        return tokens
+    }
+    func revoke(_ token: String, kind: TokenKind) async throws(RemoteAuthError) {
+        try await server.revoke(token, kind: kind)
+    }
+    func credentialState(for session: ManagedSession) async throws(RemoteAuthError) -> CredentialState {
+        try await server.credentialState(for: session)
+    }
+}
+
+@Suite("AdversarialReview: the second review's holes, fixed")
+struct AdversarialSecondReviewTests {
+
+    // README, limit (c): "A process that notices never removes what the store holds"; the
+    // biometric setting wrote the runtime session over another user's, or into an emptied store.
+    @Test("the biometric setting never overwrites another user's session, nor writes into a store signed out of")
+    func biometricSettingRespectsOtherProcesses() async throws {
+        let clock = ManualClock()
+        let server = advServer(clock)
+        let store = MockSessionStore()
+        let processA = advRig(store: store, server: server, clock: clock)
+        let processB = advRig(store: store, server: server, clock: clock)
+        try await processA.provider.signIn(with: advGrant(advAda))
+        let bobsSession = try await processB.provider.signIn(with: advGrant(advBob))
+
+        processA.provider.setBioMetricAuthentication(true)
+        #expect(store.storedSession == bobsSession, "A wrote its user over B's")
+        #expect(
+            processA.log.count {
+                if case .unexpectedError(.userUpdateFailure(let error)) = $0 {
+                    return error as? ManagedSessionError == .signedOutElsewhere
+                }
+                return false
+            } == 1,
+            "the refused write is reported"
+        )
+
+        try processB.provider.signout()
+        processA.provider.setBioMetricAuthentication(true)
+        #expect(store.storedSession == nil, "A wrote a session back into a store B signed out of")
+        #expect(!processA.provider.isBioMetricAuthenticationEnabled, "the setting stays as it was")
+    }
+
+    // README, limit (c): "if the same user signed in again there, it adopts that session". The
+    // manager's own sign-out (expiry without a refresh token) removed the other process's session.
+    @Test("a session without a refresh token that expires leaves the same user's newer session in the store")
+    func expirySignOutKeepsAnotherProcesssSession() async throws {
+        let clock = ManualClock()
+        let server = advServer(clock)
+        let remote = AdvRemote(server)
+        remote.stripsRefreshTokens = true
+        let store = MockSessionStore()
+        let processA = advRig(store: store, server: server, clock: clock, remote: remote)
+        let processB = advRig(store: store, server: server, clock: clock, remote: remote)
+        try await processA.provider.signIn(with: advGrant(advAda))
+        clock.advance(by: 3_000)
+        let newer = try await processB.provider.signIn(with: advGrant(advAda))
+
+        clock.advance(by: 601)  // past A's expiry, well before B's
+        await processA.provider.waitUntilIdle()
+
+        #expect(processA.provider.session == nil, "A's spent session ends")
+        #expect(processA.log.signOutErrors == [.refreshUnavailable])
+        #expect(store.storedSession == newer, "A removed B's newer session of the same user")
+    }
+
+    // README: "a refresh … that started in an older one changes nothing, stored or published". The
+    // write-back of a session found corrupt ran after a sign-out and restored the signed-out user.
+    @Test("a sign-out while a refresh writes back a session found corrupt: nothing is written back")
+    func corruptWriteBackAfterSignOut() async throws {
+        let clock = ManualClock()
+        let server = advServer(clock)
+        let inner = MockSessionStore(session: try await advIssued(server, advAda, clock))
+        let store = AdvCorruptPauseStore(inner)
+        let rig = advRig(store: store, server: server, clock: clock)
+        #expect(rig.provider.session != nil)
+
+        store.arm()
+        let refresh = Task { try await rig.provider.refresh() }
+        #expect(await advEventually(timeout: 30) { store.isPaused }, "the refresh reached its load")
+        try rig.provider.signout()
+        store.release()
+        _ = try? await refresh.value
+        await rig.provider.waitUntilIdle()
+
+        #expect(inner.storedSession == nil, "the signed-out session was written back")
+        #expect(rig.provider.session == nil)
+        #expect(server.refreshLog.isEmpty, "nothing presented for a signed-out session")
+    }
+
+    // OpenID Connect Core §12.2: a refresh's ID token names the session's user. A refresh answer
+    // for another subject silently turned the session into that user's.
+    @Test("a refresh answered with another user's tokens ends the session and revokes those tokens")
+    func refreshForAnotherSubjectEndsTheSession() async throws {
+        let clock = ManualClock()
+        let server = advServer(clock)
+        let remote = AdvSubjectSwappingRemote(server, answeringAs: advBob)
+        let store = MockSessionStore(session: try await advIssued(server, advAda, clock))
+        let rig = advRig(store: store, server: server, clock: clock, remote: remote)
+
+        await #expect(throws: ManagedSessionError.self) { try await rig.provider.refresh() }
+        await rig.provider.waitUntilIdle()
+
+        #expect(rig.provider.session == nil, "the session became \(String(describing: rig.provider.session?.user))")
+        #expect(store.storedSession == nil)
+        let mismatch = IDTokenValidationError.subjectMismatch(expected: advAda.identifier, actual: advBob.identifier)
+        #expect(rig.log.signOutErrors == [.remote(RemoteAuthError(.invalidIDToken(mismatch)))])
+        #expect(rig.log.signOutErrors.first??.endsSession == true)
+        let handedOut = try #require(remote.refreshTokensHandedOut.first)
+        #expect(server.revokedTokens.contains(handedOut), "the other user's tokens are revoked")
+    }
+
+    // A released manager must not act: its launch credential check held it alive, and a verdict
+    // arriving afterwards started a refresh or a sign-out for a manager nobody holds.
+    @Test("a manager released while its credential check is out is gone at once")
+    func releasedWhileCheckingCredential() async throws {
+        let clock = ManualClock()
+        let server = advServer(clock)
+        let remote = AdvRemote(server)
+        remote.holdsChecks = true
+        remote.verdict = .revoked
+        let store = MockSessionStore(session: try await advIssued(server, advAda, clock))
+        let isGone: @Sendable () -> Bool = await {
+            let rig = advRig(store: store, server: server, clock: clock, remote: remote, checksCredentialState: true)
+            #expect(await advEventually { remote.heldCheckCount == 1 }, "the launch check is out")
+            return { [weak provider = rig.provider] in provider == nil }
+        }()
+        #expect(await advEventually(timeout: 30) { isGone() }, "the check keeps the released manager alive")
+        remote.releaseChecks()
+        #expect(store.storedSession != nil)
+    }
+
+    @Test("a sign-in cancelled while the server answers throws cancelled, and changes nothing")
+    func cancelledSignIn() async throws {
+        let clock = ManualClock()
+        let server = advServer(clock)
+        server.register(alice, password: alicePassword)
+        let remote = SlowSignInRemote(server: server, clock: clock, delay: 5)
+        let store = MockSessionStore()
+        let rig = advRig(store: store, server: server, clock: clock, remote: remote)
+        let signIn = Task { try await rig.provider.signIn(with: advGrant(advAda)) }
+        try await clock.waitForSleepers(1, timeout: 30)
+        signIn.cancel()
+        let error = await #expect(throws: ManagedSessionError.self) { try await signIn.value }
+        #expect(error == .cancelled)
+        #expect(rig.provider.session == nil)
+        #expect(store.storedSession == nil)
+    }
+}
