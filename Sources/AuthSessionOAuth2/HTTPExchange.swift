@@ -132,17 +132,33 @@ enum HTTPExchange {
     }
 
     /// An error code as RFC 6749 allows it (printable ASCII without quote or backslash, at most
-    /// 64 characters); anything else is replaced, so a hostile code cannot smuggle a long token
-    /// or control characters into a description.
+    /// 64 characters) that carries no secret; anything else is replaced, so a hostile code can
+    /// smuggle neither a token (a refresh token fits in 64 characters) nor control characters
+    /// into an error.
     static func sanitizedCode(_ code: String) -> String {
         let printable = code.unicodeScalars.allSatisfy {
             $0.value >= 0x20 && $0.value <= 0x7E && $0 != "\"" && $0 != "\\"
         }
-        // Never redacted or rewritten: the code decides what the caller does, and this format
-        // cannot carry more than an identifier.
-        guard printable, !code.isEmpty, code.count <= 64 else { return "invalid_error_code" }
-        return code
+        guard printable, !code.isEmpty, code.count <= 64 else { return invalidCode }
+        // A standard code is kept as it is: it decides what the caller does, and a short secret
+        // (a password "grant") must not rewrite `invalid_grant`.
+        if standardCodes.contains(code) { return code }
+        // Any other code is kept only if it carries none of the request's secrets and no
+        // registered or credential-shaped text.
+        return RemoteAuthError.sanitized(code) == code ? code : invalidCode
     }
+
+    private static let invalidCode = "invalid_error_code"
+
+    /// The error codes of RFC 6749, 6750, 7009, 8628 and OpenID Connect Core.
+    static let standardCodes: Set<String> = [
+        "invalid_request", "invalid_client", "invalid_grant", "unauthorized_client", "unsupported_grant_type",
+        "invalid_scope", "access_denied", "unsupported_response_type", "server_error", "temporarily_unavailable",
+        "invalid_token", "insufficient_scope", "unsupported_token_type", "authorization_pending", "slow_down",
+        "expired_token", "interaction_required", "login_required", "account_selection_required",
+        "consent_required", "invalid_request_uri", "invalid_request_object", "request_not_supported",
+        "request_uri_not_supported", "registration_not_supported",
+    ]
 
     /// The `error` parameter of a `Bearer` challenge (RFC 6750 §3): the parameter name in any
     /// case, the value quoted or not; text inside another parameter's quoted value is skipped.

@@ -259,6 +259,32 @@ import Testing
         #expect(refresh?.kind == .terminal)
     }
 
+    /// An error code is an identifier, but a refresh token fits in its 64 characters: a server
+    /// that echoes the presented token (or a registered one) as its code gets it replaced, and
+    /// the status still decides the kind. Standard codes are never touched.
+    @Test(arguments: [
+        "rt-9xahAK6j464fSZ9NTuVO1QdSQcnQScnv0XDy_d82Bi4",
+        "bad_token:rt-9xahAK6j464fSZ9NTuVO1QdSQcnQScnv0XDy_d82Bi4",
+    ])
+    func anErrorCodeCarryingTheTokenIsReplaced(code: String) async throws {
+        let transport = StubTransport(Fixture.json(400, #"{"error": "\#(code)"}"#))
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).refresh("rt-9xahAK6j464fSZ9NTuVO1QdSQcnQScnv0XDy_d82Bi4", scope: nil)
+        }
+        #expect(error?.serverCode == "invalid_error_code")
+        #expect(error?.kind == .misconfiguration, "an unknown code on a 400 is never retried")
+        let rendered = "\(String(describing: error)) \(error?.reason as Any) \(error?.serverCode ?? "")"
+        #expect(!rendered.contains("9xahAK6j464fSZ9NTuVO1QdSQcnQScnv0XDy_d82Bi4"))
+    }
+
+    @Test func anUnknownHarmlessErrorCodeIsKept() async throws {
+        let transport = StubTransport(Fixture.json(400, #"{"error": "mfa_required"}"#))
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).refresh("rt-9xahAK6j464fSZ9NTuVO1QdSQcnQScnv0XDy_d82Bi4", scope: nil)
+        }
+        #expect(error?.serverCode == "mfa_required")
+    }
+
     /// Secrets are scrubbed from the raw text, before cleaning and shortening could split them.
     @Test(arguments: [
         "hunter2", "ab\u{1F469}\u{200D}\u{1F4BB}cd", "correct\u{1F469}\u{200D}\u{1F4BB}horse", "tab\tpass",
