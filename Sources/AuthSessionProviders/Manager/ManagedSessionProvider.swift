@@ -152,9 +152,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 writeLock.withLock { _ in storeBiometricSetting(isEnabled) }
             }
         } catch {
-            let cause = (error as? SessionStoreError).map(ManagedSessionError.storage) ?? .notSignedIn
-            let reported = AuthSessionError.userUpdateFailure(error: cause)
-            state.withLock { $0.machine.outbox.append(.unexpectedError(reported)) }
+            reportUpdateFailure((error as? SessionStoreError).map(ManagedSessionError.storage) ?? .notSignedIn)
         }
         perform(effects)
         drainOutbox()
@@ -179,11 +177,13 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 // The store holds the tokens the pending write replaces, or (a retried write
                 // landed) the runtime session's own.
                 guard let stored, [unsavedOver, current.refreshToken].contains(stored.refreshToken) else {
-                    return reportSignedOutElsewhere()
+                    reportUpdateFailure(.signedOutElsewhere)
+                    return []
                 }
             } else {
                 guard let stored, stored.user.identifier == current.user.identifier else {
-                    return reportSignedOutElsewhere()
+                    reportUpdateFailure(.signedOutElsewhere)
+                    return []
                 }
                 updated = stored
             }
@@ -192,16 +192,15 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             try store.save(updated)
             return state.withLock { $0.machine.biometricSettingStored(updated) }
         } catch {
-            let reported = AuthSessionError.userUpdateFailure(error: ManagedSessionError.storage(error))
-            state.withLock { $0.machine.outbox.append(.unexpectedError(reported)) }
+            reportUpdateFailure(.storage(error))
             return []
         }
     }
 
-    private func reportSignedOutElsewhere() -> [ManagerEffect] {
-        let reported = AuthSessionError.userUpdateFailure(error: ManagedSessionError.signedOutElsewhere)
+    /// Queues the biometric setting's failure as `AuthSessionError.userUpdateFailure(error:)`.
+    private func reportUpdateFailure(_ cause: ManagedSessionError) {
+        let reported = AuthSessionError.userUpdateFailure(error: cause)
         state.withLock { $0.machine.outbox.append(.unexpectedError(reported)) }
-        return []
     }
 
     /// Signs out: local first (the runtime session, the store, the event), then the refresh token

@@ -1259,7 +1259,6 @@ struct AdversarialSecondReviewTests {
     func cancelledSignIn() async throws {
         let clock = ManualClock()
         let server = advServer(clock)
-        server.register(alice, password: alicePassword)
         let remote = SlowSignInRemote(server: server, clock: clock, delay: 5)
         let store = MockSessionStore()
         let rig = advRig(store: store, server: server, clock: clock, remote: remote)
