@@ -520,11 +520,18 @@ struct ManagedSessionMachine {
         return startFlight(isLaunch: false)
     }
 
+    /// The store may be readable now (the device was unlocked, an access control authenticated):
+    /// a launch waiting for it loads at once.
+    mutating func storeMayBeAvailable() -> [ManagerEffect] {
+        guard case .waitingForStorage = phase else { return [] }
+        return [.load(generation: generation)]
+    }
+
     /// The app became active.
     mutating func activated(now: Date) -> [ManagerEffect] {
         switch phase {
         case .waitingForStorage:
-            return [.load(generation: generation)]
+            return storeMayBeAvailable()
         case .notStarted, .loading:
             return []
         case .ready:

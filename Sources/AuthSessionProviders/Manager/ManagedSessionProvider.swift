@@ -341,6 +341,18 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         _ = performSignOut(error: reason, reason: reason, ifGeneration: generation, revokes: false)
     }
 
+    /// Loads the store again at once if the launch is waiting for it (it was unavailable: a device
+    /// not yet unlocked, a Keychain item whose access control the user has not yet passed);
+    /// otherwise does nothing.
+    ///
+    /// The manager retries such a store on its own, on activation and on a timer (see
+    /// ``Configuration/storageRetryInterval``); call this when you know it became readable, after
+    /// `KeychainSessionStore.authenticate(reason:)` for example. Returns at once; the load runs on
+    /// the calling thread.
+    public func reloadStore() {
+        input { machine, _ in machine.storeMayBeAvailable() }
+    }
+
     /// Waits until no refresh, credential check or revocation the manager started is running,
     /// and no timer of its (a proactive refresh, a store retry) is due and yet to run. Timers not
     /// yet due do not count: they wait on the clock.

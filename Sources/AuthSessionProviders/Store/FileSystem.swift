@@ -110,12 +110,47 @@ enum FileSystem {
         }
     }
 
-    /// `fsync`, retrying on `EINTR`.
+    /// Makes what was written to `descriptor` durable.
+    ///
+    /// On Apple platforms `fsync` hands the data to the drive, which may keep it in its cache and
+    /// write it later, out of order (Apple's fsync(2) says so); `F_FULLFSYNC` asks the drive to
+    /// write it to stable storage. A file system that refuses `F_FULLFSYNC` (network and some
+    /// external volumes answer `ENOTSUP`, `ENOTTY` or `EINVAL`) gets `fsync`, as SQLite and LevelDB
+    /// do. Elsewhere `fsync` is the durable call.
     static func synchronize(_ descriptor: Int32, path: String) throws(SessionStoreError) {
-        while fsync(descriptor) != 0 {
-            if errno == EINTR { continue }
-            throw .io(operation: "fsync", path: path, code: errno)
+        try synchronize(descriptor, path: path, fullSynchronize: platformFullSynchronize, fileSynchronize: fsyncCode)
+    }
+
+    /// `F_FULLFSYNC` where it exists, returning `0` or the `errno`; `nil` elsewhere.
+    static var platformFullSynchronize: ((Int32) -> Int32)? {
+        #if canImport(Darwin)
+        { descriptor in fcntl(descriptor, F_FULLFSYNC) == -1 ? errno : 0 }
+        #else
+        nil
+        #endif
+    }
+
+    /// `fsync`, returning `0` or the `errno`.
+    static func fsyncCode(_ descriptor: Int32) -> Int32 {
+        fsync(descriptor) == 0 ? 0 : errno
+    }
+
+    /// The decision: `fullSynchronize` if given (retried on `EINTR`), and `fileSynchronize` if it
+    /// is not given or refused (retried on `EINTR`; its failure is the error).
+    static func synchronize(
+        _ descriptor: Int32,
+        path: String,
+        fullSynchronize: ((Int32) -> Int32)?,
+        fileSynchronize: (Int32) -> Int32
+    ) throws(SessionStoreError) {
+        if let fullSynchronize {
+            var code = fullSynchronize(descriptor)
+            while code == EINTR { code = fullSynchronize(descriptor) }
+            if code == 0 { return }
         }
+        var code = fileSynchronize(descriptor)
+        while code == EINTR { code = fileSynchronize(descriptor) }
+        if code != 0 { throw .io(operation: "fsync", path: path, code: code) }
     }
 
     /// Makes the entries of folder `path` durable (a rename or an unlink in it).

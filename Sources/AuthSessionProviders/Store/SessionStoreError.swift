@@ -41,8 +41,16 @@ public enum SessionStoreError: Error, Sendable, Hashable {
     /// A system call failed: `operation` on `path`, with the C `errno` `code`.
     case io(operation: String, path: String, code: Int32)
 
-    /// A Keychain call failed with `status` (an `OSStatus`).
+    /// A Keychain call failed with `status` (an `OSStatus`); the description names the status
+    /// and says what it means.
     case keychain(operation: String, status: Int32)
+
+    /// The Keychain refused `operation` because this process lacks the entitlement the
+    /// data-protection keychain requires (`errSecMissingEntitlement`, -34018). Retrying does not
+    /// help: sign the app with a team (any app or extension built by Xcode is), add the
+    /// access group to its `keychain-access-groups` entitlement if you pass one, or, for an
+    /// unsigned macOS command-line tool, use `FileSessionStore`.
+    case missingEntitlement(operation: String)
 }
 
 extension SessionStoreError: LocalizedError {
@@ -68,7 +76,11 @@ extension SessionStoreError: LocalizedError {
         case .io(let operation, let path, let code):
             "\(operation) failed for \(path): \(String(cString: strerror(code))) (errno \(code))."
         case .keychain(let operation, let status):
-            "\(operation) failed with Keychain status \(status)."
+            "\(operation) failed: \(KeychainStatus(status))."
+        case .missingEntitlement(let operation):
+            "\(operation) failed: this process lacks the entitlement the data-protection keychain requires "
+                + "(errSecMissingEntitlement, -34018). Sign it with a team, list the access group in its "
+                + "keychain-access-groups entitlement, or use FileSessionStore for an unsigned command-line tool."
         }
     }
 }

@@ -1,0 +1,574 @@
+import AuthSession
+import AuthSessionInterface
+import AuthSessionMocks
+import Foundation
+import Testing
+
+@testable import AuthSessionProviders
+
+private let service = "com.example.app"
+private let mainAddress = KeychainItemAddress(service: service, account: "session", accessGroup: nil)
+private let afterFirstUnlock = KeychainItemProtection(
+    accessibility: .afterFirstUnlockThisDeviceOnly,
+    accessControl: nil
+)
+
+private func makeStore(
+    _ keychain: FakeKeychain,
+    accessibility: KeychainSessionStore.Accessibility = .afterFirstUnlockThisDeviceOnly,
+    accessControl: KeychainSessionStore.AccessControl? = nil
+) -> KeychainSessionStore {
+    KeychainSessionStore(
+        service: service,
+        account: "session",
+        accessGroup: nil,
+        accessibility: accessibility,
+        accessControl: accessControl,
+        items: keychain
+    )
+}
+
+/// The calls that could lose the main item: anything but a read or an add naming it.
+private func destructiveCalls(_ keychain: FakeKeychain) -> [FakeKeychain.Operation] {
+    keychain.calls.filter { $0.account == "session" && ![.read, .add].contains($0.operation) }.map(\.operation)
+}
+
+/// Runs `body(index)` on `count` threads of their own at once, and waits for all of them (a
+/// 60-second safety net records a failure instead of hanging).
+private func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let group = DispatchGroup()
+    // Kept until all have finished, so that no two of them share an identity (`Thread.current`).
+    var threads: [Thread] = []
+    for index in 0..<count {
+        group.enter()
+        let thread = Thread {
+            body(index)
+            group.leave()
+        }
+        threads.append(thread)
+        thread.start()
+    }
+    if group.wait(timeout: .now() + 60) == .timedOut {
+        Issue.record("\(count) threads did not finish within 60 s")
+    }
+    withExtendedLifetime(threads) {}
+}
+
+/// Holds every thread's second keychain call until all `count` threads had their first one
+/// answered: the widest race two first saves can run into. A generous safety-net timeout lets a
+/// waiting thread go (and says so) instead of hanging.
+private final class FirstCallsGate: @unchecked Sendable {
+    // @unchecked: `calls`, `answered` and `timedOut` are only touched while `condition` is locked.
+    private let condition = NSCondition()
+    private let count: Int
+    private var calls: [ObjectIdentifier: Int] = [:]
+    private var answered = 0
+    private var timedOut = false
+
+    init(count: Int) {
+        self.count = count
+    }
+
+    func install(on keychain: FakeKeychain) {
+        keychain.beforeCall.withLock { $0 = { [self] _, _ in beforeCall() } }
+        keychain.afterCall.withLock { $0 = { [self] _, _ in afterCall() } }
+    }
+
+    private func beforeCall() {
+        condition.lock()
+        defer { condition.unlock() }
+        let thread = ObjectIdentifier(Thread.current)
+        calls[thread, default: 0] += 1
+        guard calls[thread] == 2 else { return }
+        let deadline = Date().addingTimeInterval(30)
+        while answered < count {
+            // The deadline is checked here: `wait(until:)`'s result is not a reliable timeout flag.
+            guard Date() < deadline else {
+                timedOut = true
+                return
+            }
+            _ = condition.wait(until: deadline)
+        }
+    }
+
+    private func afterCall() {
+        condition.lock()
+        defer { condition.unlock() }
+        guard calls[ObjectIdentifier(Thread.current)] == 1 else { return }
+        answered += 1
+        condition.broadcast()
+    }
+
+    var didTimeOut: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return timedOut
+    }
+}
+
+@Suite("KeychainSessionStore, against a keychain that answers as Apple's does")
+struct KeychainSessionStoreTests {
+
+    @Test("save, load and remove round-trip; each save stamps the item; no probe item is left")
+    func roundTrip() throws {
+        let keychain = FakeKeychain()
+        let store = makeStore(keychain)
+        #expect(try store.load() == nil)
+        try store.save(sampleSession(counter: 1))
+        let firstStamp = try #require(keychain.item(at: mainAddress)?.contents.stamp)
+        #expect(try store.load() == sampleSession(counter: 1))
+        try store.save(sampleSession(counter: 2))
+        #expect(try store.load() == sampleSession(counter: 2))
+        #expect(keychain.item(at: mainAddress)?.contents.stamp != firstStamp, "a new stamp for each save")
+        #expect(keychain.item(at: mainAddress)?.protection == afterFirstUnlock)
+        try store.remove()
+        #expect(try store.load() == nil)
+        try store.remove()
+        #expect(keychain.items.isEmpty, "the probe item is deleted after each look")
+    }
+
+    // MARK: - A launch before the first unlock
+
+    @Test(
+        "before the first unlock, a read that says 'not found' is not trusted: unavailable, nothing deleted",
+        arguments: [KeychainStatus.itemNotFound, .interactionNotAllowed]
+    )
+    func notFoundBeforeFirstUnlock(answer: KeychainStatus) throws {
+        let keychain = FakeKeychain()
+        let store = makeStore(keychain)
+        try store.save(sampleSession(counter: 7))
+        let stored = keychain.item(at: mainAddress)
+        keychain.deviceState = .beforeFirstUnlock
+        keychain.unreadableAnswer = answer
+
+        #expect(throws: SessionStoreError.self) { try store.load() }
+        do {
+            _ = try store.load()
+        } catch .unavailable(let reason) {
+            #expect(!reason.contains("secret"), "no token in the reason")
+        } catch {
+            Issue.record("expected unavailable, got \(error)")
+        }
+        #expect(keychain.item(at: mainAddress) == stored, "the item is untouched")
+        #expect(destructiveCalls(keychain).isEmpty, "no delete, update or move of the session")
+
+        keychain.deviceState = .unlocked
+        #expect(try store.load() == sampleSession(counter: 7))
+    }
+
+    @Test("with no item at all before the first unlock, the load is still unavailable: nothing can be known yet")
+    func emptyBeforeFirstUnlock() throws {
+        let keychain = FakeKeychain(deviceState: .beforeFirstUnlock)
+        let store = makeStore(keychain)
+        do {
+            _ = try store.load()
+            Issue.record("a load before the first unlock returned")
+        } catch .unavailable {
+        } catch {
+            Issue.record("expected unavailable, got \(error)")
+        }
+        keychain.deviceState = .unlocked
+        #expect(try store.load() == nil, "once unlocked, 'not found' is trusted")
+    }
+
+    @Test("a locked device: an after-first-unlock item stays readable; a when-unlocked one is unavailable")
+    func lockedAfterFirstUnlock() throws {
+        let keychain = FakeKeychain()
+        let background = makeStore(keychain)
+        let foreground = makeStore(keychain, accessibility: .whenUnlockedThisDeviceOnly)
+        keychain.deviceState = .locked
+        #expect(try background.load() == nil, "after the first unlock, 'not found' is true even while locked")
+        try background.save(sampleSession(counter: 1))
+        #expect(try background.load() == sampleSession(counter: 1))
+
+        let other = FakeKeychain(deviceState: .locked)
+        let whenUnlocked = makeStore(other, accessibility: .whenUnlockedThisDeviceOnly)
+        do {
+            _ = try whenUnlocked.load()
+            Issue.record("a when-unlocked probe succeeded while locked")
+        } catch .unavailable {
+        } catch {
+            Issue.record("expected unavailable, got \(error)")
+        }
+        #expect(throws: SessionStoreError.self) { try foreground.save(sampleSession(counter: 2)) }
+        #expect(try background.load() == sampleSession(counter: 1), "a refused save changes nothing")
+    }
+
+    @Test("a removal before the first unlock is unavailable (the item may be there), and deletes once unlocked")
+    func removeBeforeFirstUnlock() throws {
+        let keychain = FakeKeychain()
+        let store = makeStore(keychain)
+        try store.save(sampleSession())
+        keychain.deviceState = .beforeFirstUnlock
+        do {
+            try store.remove()
+            Issue.record("a removal that could not see the item reported success")
+        } catch .unavailable {
+        } catch {
+            Issue.record("expected unavailable, got \(error)")
+        }
+        #expect(keychain.item(at: mainAddress) != nil)
+        keychain.deviceState = .unlocked
+        try store.remove()
+        #expect(keychain.item(at: mainAddress) == nil)
+    }
+
+    @Test("the manager at a launch before the first unlock: loading, nothing deleted; the unlock signs in")
+    func managerLaunchBeforeFirstUnlock() async throws {
+        let clock = ManualClock()
+        let server = InProcessAuthorizationServer(clock: clock)
+        let stored = try await issuedSession(by: server, at: clock)
+        let keychain = FakeKeychain()
+        let store = makeStore(keychain)
+        try store.save(stored)
+        let item = keychain.item(at: mainAddress)
+        keychain.deviceState = .beforeFirstUnlock
+
+        let activation = ManualActivationSignal()
+        let provider = ManagedSessionProvider(
+            store: store,
+            remote: server,
+            retryPolicy: immediateRetries,
+            clock: clock,
+            configuration: .init(checksCredentialState: false, activationSignal: activation)
+        )
+        let handle = AuthSessionHandle(
+            sessionProvider: provider,
+            biometricAuthenticator: MockBiometricAuthenticator(),
+            activationSignal: activation,
+            clock: clock
+        )
+        let recorder = RecordingAuthSessionDelegate()
+        handle.subscribeDelegate(recorder, receive: recorder.queue)
+
+        #expect(handle.sessionStatus == .syncing)
+        // The manager tries again on its clock and on activations; every try finds it locked.
+        try await clock.waitForSleepers()
+        _ = clock.advanceToNextDeadline()
+        try await clock.waitForSleepers()
+        activation.fire()
+        await provider.waitUntilIdle()
+        await handle.waitUntilIdle()
+        await recorder.drain()
+        #expect(handle.sessionStatus == .syncing, "still loading: before the first unlock is not signed out")
+        #expect(keychain.item(at: mainAddress) == item, "the stored session is untouched")
+        #expect(destructiveCalls(keychain).isEmpty)
+        #expect(
+            !recorder.events.contains {
+                if case .logout = $0 { return true }
+                return false
+            }
+        )
+
+        keychain.deviceState = .unlocked
+        activation.fire()
+        try await recorder.waitForStatus(.signedIn)
+        #expect(provider.session == stored)
+    }
+
+    // MARK: - First saves at once
+
+    @Test("two stores and 8 threads racing first saves: one item, no error (each first call made before any second)")
+    func racingFirstSaves() throws {
+        for round in 0..<50 {
+            let keychain = FakeKeychain()
+            let stores = [makeStore(keychain), makeStore(keychain)]
+            let threads = 8
+            let gate = FirstCallsGate(count: threads)
+            gate.install(on: keychain)
+            let errors = ConcurrencySafeContainer<[SessionStoreError]>([])
+            onThreads(threads) { index in
+                do throws(SessionStoreError) {
+                    try stores[index % 2].save(sampleSession(counter: index))
+                } catch {
+                    errors.withLock { $0.append(error) }
+                }
+            }
+            keychain.beforeCall.withLock { $0 = nil }
+            keychain.afterCall.withLock { $0 = nil }
+            #expect(!gate.didTimeOut, "round \(round): every first call was answered")
+            #expect(errors.withLock { $0 }.isEmpty, "round \(round)")
+            #expect(keychain.items.count == 1, "round \(round): one item")
+            let saved = try #require(try stores[0].load())
+            #expect((0..<threads).map { sampleSession(counter: $0) }.contains(saved))
+        }
+    }
+
+    @Test("first saves racing freely, 300 rounds of 8 threads on two stores: never an error, always one item")
+    func racingFirstSavesFreely() throws {
+        for _ in 0..<300 {
+            let keychain = FakeKeychain()
+            let stores = [makeStore(keychain), makeStore(keychain)]
+            let failures = ConcurrencySafeContainer(0)
+            onThreads(8) { index in
+                do {
+                    try stores[index % 2].save(sampleSession(counter: index))
+                } catch {
+                    failures.withLock { $0 += 1 }
+                }
+            }
+            #expect(failures.withLock { $0 } == 0)
+            #expect(keychain.items.count == 1)
+        }
+    }
+
+    @Test("an item removed between a save's add and its update is added again")
+    func removedBetweenAddAndUpdate() throws {
+        let keychain = FakeKeychain()
+        let store = makeStore(keychain)
+        try store.save(sampleSession(counter: 1))
+        let other = makeStore(keychain)
+        let removedOnce = ConcurrencySafeContainer(false)
+        keychain.beforeCall.withLock {
+            $0 = { operation, _ in
+                // Another process signs out after this save's add found the item.
+                if operation == .update, !removedOnce.withLock({ $0 }) {
+                    removedOnce.withLock { $0 = true }
+                    try? other.remove()
+                }
+            }
+        }
+        try store.save(sampleSession(counter: 2))
+        keychain.beforeCall.withLock { $0 = nil }
+        #expect(try store.load() == sampleSession(counter: 2))
+        #expect(
+            Array(keychain.calls.map(\.operation).prefix(5)) == [.add, .add, .delete, .update, .add],
+            "first save; then add (found), the other's delete, update (gone), add again"
+        )
+    }
+
+    @Test("a save while the device is locked (a when-unlocked item) is unavailable and changes nothing")
+    func saveWhileLocked() throws {
+        let keychain = FakeKeychain()
+        let store = makeStore(keychain, accessibility: .whenUnlockedThisDeviceOnly)
+        try store.save(sampleSession(counter: 1))
+        keychain.deviceState = .locked
+        do {
+            try store.save(sampleSession(counter: 2))
+            Issue.record("a save while locked succeeded")
+        } catch .unavailable {
+        } catch {
+            Issue.record("expected unavailable, got \(error)")
+        }
+        keychain.deviceState = .unlocked
+        #expect(try store.load() == sampleSession(counter: 1))
+    }
+
+    // MARK: - Corrupt items
+
+    @Test("a corrupt item is moved to another account, kept byte for byte, never deleted")
+    func corruptSetAside() throws {
+        let keychain = FakeKeychain()
+        let garbage = Data("{\"format\": \"AuthSessionKit.session\", truncated".utf8)
+        keychain.plant(garbage, at: mainAddress, stamp: Data([1, 2, 3]), protection: afterFirstUnlock)
+        let store = makeStore(keychain)
+        var location: String?
+        do {
+            _ = try store.load()
+            Issue.record("corrupt bytes loaded")
+        } catch .corrupt(_, let setAsideAt) {
+            location = setAsideAt
+        } catch {
+            Issue.record("expected corrupt, got \(error)")
+        }
+        let aside = try #require(keychain.items.first { $0.key.account.hasPrefix("session.corrupt-") })
+        #expect(aside.value.contents.data == garbage, "the bytes are kept")
+        #expect(location?.contains(aside.key.account) == true, "the error says where they went")
+        #expect(keychain.item(at: mainAddress) == nil, "the next save starts afresh")
+        #expect(!keychain.calls.contains { $0.operation == .delete }, "nothing is deleted")
+        #expect(try store.load() == nil)
+        try store.save(sampleSession())
+        #expect(try store.load() == sampleSession())
+        #expect(keychain.items[aside.key]?.contents.data == garbage, "still kept after the next save")
+    }
+
+    @Test("a load inside exclusive access sets a corrupt item aside without taking the access again")
+    func corruptInsideExclusiveAccess() throws {
+        let keychain = FakeKeychain()
+        keychain.plant(Data("not json".utf8), at: mainAddress, protection: afterFirstUnlock)
+        let store = makeStore(keychain)
+        let setAside: String? = try store.withExclusiveAccess { () throws -> String? in
+            do throws(SessionStoreError) {
+                _ = try store.load()
+                return nil
+            } catch .corrupt(_, let setAsideAt) {
+                return setAsideAt
+            }
+        }
+        #expect(setAside != nil)
+        #expect(keychain.item(at: mainAddress) == nil)
+    }
+
+    @Test("a good session saved by another caller before the set-aside stays where it is")
+    func goodItemSavedBeforeSetAside() throws {
+        let keychain = FakeKeychain()
+        let garbage = Data("garbage".utf8)
+        keychain.plant(garbage, at: mainAddress, stamp: Data([9]), protection: afterFirstUnlock)
+        let store = makeStore(keychain)
+        let other = makeStore(keychain)
+        let reads = ConcurrencySafeContainer(0)
+        keychain.beforeCall.withLock {
+            $0 = { operation, address in
+                // The second read is the set-aside's look: another process saved a good one first.
+                guard operation == .read, address.account == "session" else { return }
+                if reads.withLock({ count in
+                    count += 1
+                    return count == 2
+                }) {
+                    try? other.save(sampleSession(counter: 5))
+                }
+            }
+        }
+        do {
+            _ = try store.load()
+            Issue.record("corrupt bytes loaded")
+        } catch .corrupt(_, let setAsideAt) {
+            #expect(setAsideAt == nil, "nothing was moved")
+        } catch {
+            Issue.record("expected corrupt, got \(error)")
+        }
+        keychain.beforeCall.withLock { $0 = nil }
+        #expect(try store.load() == sampleSession(counter: 5), "the good session stays")
+    }
+
+    @Test("a good session saved between the set-aside's look and its move stays: only the stamp that was read moves")
+    func goodItemSavedBeforeMove() throws {
+        let keychain = FakeKeychain()
+        keychain.plant(Data("garbage".utf8), at: mainAddress, stamp: Data([9]), protection: afterFirstUnlock)
+        let store = makeStore(keychain)
+        let other = makeStore(keychain)
+        keychain.beforeCall.withLock {
+            $0 = { operation, _ in
+                if operation == .move { try? other.save(sampleSession(counter: 6)) }
+            }
+        }
+        #expect(throws: SessionStoreError.self) { try store.load() }
+        keychain.beforeCall.withLock { $0 = nil }
+        #expect(try store.load() == sampleSession(counter: 6))
+        #expect(keychain.items.count == 1, "nothing was moved aside")
+    }
+
+    @Test("a session from a newer format is left in place")
+    func newerFormat() throws {
+        let keychain = FakeKeychain()
+        let newer = Data(#"{"format":"AuthSessionKit.session","version":99}"#.utf8)
+        keychain.plant(newer, at: mainAddress, protection: afterFirstUnlock)
+        let store = makeStore(keychain)
+        #expect(
+            throws: SessionStoreError.unsupportedFormatVersion(found: 99, newestSupported: SessionFormat.currentVersion)
+        ) {
+            try store.load()
+        }
+        #expect(keychain.item(at: mainAddress)?.contents.data == newer)
+    }
+
+    // MARK: - Entitlement and statuses
+
+    @Test("without the entitlement (an unsigned macOS tool): a typed error that says what to do, not 'no session'")
+    func missingEntitlement() throws {
+        let keychain = FakeKeychain()
+        keychain.hasEntitlement = false
+        let store = makeStore(keychain)
+        #expect(
+            throws: SessionStoreError.missingEntitlement(
+                operation: "SecItemAdd (confirming that SecItemCopyMatching can see the item)"
+            )
+        ) {
+            try store.load()
+        }
+        #expect(throws: SessionStoreError.missingEntitlement(operation: "SecItemAdd")) {
+            try store.save(sampleSession())
+        }
+        let message = SessionStoreError.missingEntitlement(operation: "SecItemAdd").localizedDescription
+        #expect(message.contains("-34018") && message.contains("FileSessionStore"))
+    }
+
+    @Test("every documented status a read can fail with becomes its mapped error, and changes nothing")
+    func everyStatusThroughLoad() throws {
+        for status in KeychainStatus.documented.keys where status != .success && status != .itemNotFound {
+            let keychain = FakeKeychain()
+            let store = makeStore(keychain)
+            try store.save(sampleSession())
+            let item = keychain.item(at: mainAddress)
+            keychain.fail(.read, with: status)
+            #expect(throws: status.sessionStoreError(operation: "SecItemCopyMatching")) { try store.load() }
+            #expect(keychain.item(at: mainAddress) == item, "\(status) changed the item")
+            keychain.fail(.add, with: status)
+            if status != .duplicateItem {
+                #expect(throws: status.sessionStoreError(operation: "SecItemAdd")) {
+                    try store.save(sampleSession(counter: 2))
+                }
+            }
+            #expect(try store.load() == sampleSession())
+        }
+    }
+
+    // MARK: - Access control
+
+    @Test(
+        "an access-controlled item: unavailable without a prompt until authenticated, readable after, again unavailable once forgotten"
+    )
+    func accessControl() async throws {
+        let keychain = FakeKeychain()
+        let store = makeStore(keychain, accessControl: .userPresence)
+        try store.save(sampleSession())
+        do {
+            _ = try store.load()
+            Issue.record("an access-controlled item read without authentication")
+        } catch .unavailable {
+        } catch {
+            Issue.record("expected unavailable, got \(error)")
+        }
+        #expect(keychain.authenticationCount == 0, "a load never prompts")
+        try await store.authenticate(reason: "Unlock your account")
+        #expect(keychain.authenticationCount == 1)
+        #expect(try store.load() == sampleSession())
+        store.forgetAuthentication()
+        #expect(throws: SessionStoreError.self) { try store.load() }
+
+        keychain.authenticationOutcome = .failure(.canceledByUser)
+        await #expect(throws: BiometricAuthenticationError.canceledByUser) {
+            try await store.authenticate(reason: "Unlock your account")
+        }
+        #expect(throws: SessionStoreError.self) { try store.load() }
+        #expect(keychain.item(at: mainAddress) != nil)
+    }
+
+    @Test(
+        "the manager with an access-controlled item: loading until the app authenticates, then reloadStore() signs in"
+    )
+    func accessControlWithManager() async throws {
+        let clock = ManualClock()
+        let server = InProcessAuthorizationServer(clock: clock)
+        let stored = try await issuedSession(by: server, at: clock)
+        let keychain = FakeKeychain()
+        let store = makeStore(keychain, accessControl: .biometryCurrentSet)
+        try store.save(stored)
+        let activation = ManualActivationSignal()
+        let provider = ManagedSessionProvider(
+            store: store,
+            remote: server,
+            retryPolicy: immediateRetries,
+            clock: clock,
+            configuration: .init(checksCredentialState: false, activationSignal: activation)
+        )
+        let handle = AuthSessionHandle(
+            sessionProvider: provider,
+            biometricAuthenticator: MockBiometricAuthenticator(),
+            activationSignal: activation,
+            clock: clock
+        )
+        let recorder = RecordingAuthSessionDelegate()
+        handle.subscribeDelegate(recorder, receive: recorder.queue)
+        #expect(handle.sessionStatus == .syncing)
+        provider.reloadStore()
+        await provider.waitUntilIdle()
+        #expect(handle.sessionStatus == .syncing, "reloading before the authentication changes nothing")
+
+        try await store.authenticate(reason: "Unlock your account")
+        provider.reloadStore()
+        try await recorder.waitForStatus(.signedIn)
+        #expect(provider.session == stored)
+        #expect(keychain.authenticationCount == 1, "one prompt")
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+
+@testable import AuthSessionProviders
+
+@Suite("Keychain statuses: each documented OSStatus and the store error it becomes")
+struct KeychainStatusTests {
+
+    /// What each status means for a session store, written from Apple's descriptions of the codes.
+    static let unavailable: Set<Int32> = [-25_308, -25_291, -25_315, -25_320]
+
+    @Test(
+        "every documented status has a name, a meaning and a mapped error",
+        arguments: Array(KeychainStatus.documented.keys)
+    )
+    func everyStatus(status: KeychainStatus) {
+        let name = status.name ?? ""
+        #expect(name.hasPrefix("errSec"))
+        #expect(status.description.hasPrefix("\(name) (\(status.rawValue)): "))
+        let error = status.sessionStoreError(operation: "SecItemCopyMatching")
+        switch error {
+        case .unavailable(let reason):
+            #expect(Self.unavailable.contains(status.rawValue), "\(name) must not say 'unavailable'")
+            #expect(reason.contains(name), "the reason names the status")
+        case .missingEntitlement(let operation):
+            #expect(status.rawValue == -34_018)
+            #expect(operation == "SecItemCopyMatching")
+        case .keychain(let operation, let raw):
+            #expect(!Self.unavailable.contains(status.rawValue) && status.rawValue != -34_018)
+            #expect(operation == "SecItemCopyMatching" && raw == status.rawValue)
+            #expect(error.localizedDescription.contains(name), "the message names the status: \(error)")
+        default:
+            Issue.record("\(name) became \(error)")
+        }
+    }
+
+    @Test("the statuses the store acts on have Apple's values")
+    func actedOn() {
+        #expect(KeychainStatus.success.rawValue == 0)
+        #expect(
+            KeychainStatus.itemNotFound.name == "errSecItemNotFound" && KeychainStatus.itemNotFound.rawValue == -25_300
+        )
+        #expect(
+            KeychainStatus.duplicateItem.name == "errSecDuplicateItem"
+                && KeychainStatus.duplicateItem.rawValue == -25_299
+        )
+        #expect(KeychainStatus.interactionNotAllowed.name == "errSecInteractionNotAllowed")
+        #expect(KeychainStatus.notAvailable.name == "errSecNotAvailable")
+        #expect(KeychainStatus.missingEntitlement.name == "errSecMissingEntitlement")
+        #expect(KeychainStatus.interactionRequired.name == "errSecInteractionRequired")
+        #expect(KeychainStatus.inDarkWake.name == "errSecInDarkWake")
+        #expect(
+            Set(KeychainStatus.documented.values.map(\.name)).count == KeychainStatus.documented.count,
+            "one name each"
+        )
+    }
+
+    @Test("an undocumented status is a keychain error that shows its number")
+    func undocumented() {
+        let error = KeychainStatus(-67_000).sessionStoreError(operation: "SecItemAdd")
+        #expect(error == .keychain(operation: "SecItemAdd", status: -67_000))
+        #expect(error.localizedDescription.contains("OSStatus -67000"))
+    }
+}
+
+@Suite("Durable writes: F_FULLFSYNC where it exists, fsync where it is refused")
+struct FileSynchronizeTests {
+
+    /// Records each call and answers from a script.
+    final class Calls: @unchecked Sendable {
+        // @unchecked: used from the test's own thread only.
+        var log: [String] = []
+        var full: [Int32]
+        var file: [Int32]
+
+        init(full: [Int32] = [], file: [Int32] = []) {
+            self.full = full
+            self.file = file
+        }
+
+        func fullSynchronize(_: Int32) -> Int32 {
+            log.append("F_FULLFSYNC")
+            return full.isEmpty ? 0 : full.removeFirst()
+        }
+
+        func fileSynchronize(_: Int32) -> Int32 {
+            log.append("fsync")
+            return file.isEmpty ? 0 : file.removeFirst()
+        }
+    }
+
+    @Test("F_FULLFSYNC that succeeds is enough; one interrupted is retried")
+    func fullSynchronizeSucceeds() throws {
+        let calls = Calls(full: [EINTR, EINTR, 0])
+        try FileSystem.synchronize(
+            3,
+            path: "/x",
+            fullSynchronize: calls.fullSynchronize,
+            fileSynchronize: calls.fileSynchronize
+        )
+        #expect(calls.log == ["F_FULLFSYNC", "F_FULLFSYNC", "F_FULLFSYNC"])
+    }
+
+    @Test("F_FULLFSYNC refused by the file system: fsync instead", arguments: [ENOTSUP, ENOTTY, EINVAL, EIO])
+    func fullSynchronizeRefused(code: Int32) throws {
+        let calls = Calls(full: [code])
+        try FileSystem.synchronize(
+            3,
+            path: "/x",
+            fullSynchronize: calls.fullSynchronize,
+            fileSynchronize: calls.fileSynchronize
+        )
+        #expect(calls.log == ["F_FULLFSYNC", "fsync"])
+    }
+
+    @Test("no F_FULLFSYNC (Linux): fsync, retried when interrupted; its failure is the error")
+    func fsyncOnly() {
+        let calls = Calls(file: [EINTR, EIO])
+        #expect(throws: SessionStoreError.io(operation: "fsync", path: "/x", code: EIO)) {
+            try FileSystem.synchronize(3, path: "/x", fullSynchronize: nil, fileSynchronize: calls.fileSynchronize)
+        }
+        #expect(calls.log == ["fsync", "fsync"])
+        #if canImport(Darwin)
+        #expect(FileSystem.platformFullSynchronize != nil)
+        #else
+        #expect(FileSystem.platformFullSynchronize == nil)
+        #endif
+    }
+}
