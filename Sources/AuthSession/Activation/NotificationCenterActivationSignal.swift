@@ -12,30 +12,28 @@ extension Notification.Name {
         "AuthSessionApplicationDidBecomeActiveNotification"
     )
 
-    /// The platform's "did become active" notification: `UIApplication.didBecomeActiveNotification`
-    /// where UIKit exists, `NSApplication.didBecomeActiveNotification` where AppKit does, and
-    /// ``authSessionApplicationDidBecomeActive`` elsewhere.
+    /// This process's "did become active" notification: `UIApplication.didBecomeActiveNotification`
+    /// in an app where UIKit exists, `NSApplication.didBecomeActiveNotification` in an app where
+    /// AppKit does, and ``authSessionApplicationDidBecomeActive`` everywhere else: on Linux, in a
+    /// macOS command-line tool (AppKit exists there, but no `NSApplication` runs to post anything),
+    /// and in an app extension (where `UIApplication` posts nothing).
     ///
-    /// The UIKit and AppKit names are spelled as their string values, which is what those
-    /// constants hold: reading the constants themselves from a nonisolated context is an error in
-    /// the Swift 6 language mode with some SDKs, because their classes are main-actor isolated.
+    /// Whether the process is an app is read from its main bundle (an `.app` folder, or a
+    /// `CFBundlePackageType` of `APPL`). The UIKit and AppKit names are spelled as the strings their
+    /// constants hold: AppKit's constant is isolated to the main actor, and this is read from any
+    /// thread.
     public static var authSessionPlatformDidBecomeActive: Notification.Name {
-        #if canImport(UIKit)
-        Notification.Name("UIApplicationDidBecomeActiveNotification")
-        #elseif canImport(AppKit)
-        Notification.Name("NSApplicationDidBecomeActiveNotification")
-        #else
-        authSessionApplicationDidBecomeActive
-        #endif
+        ApplicationLifecycle.current.didBecomeActiveNotification
     }
 }
 
 /// An ``AppActivationSignal`` fed by a `NotificationCenter` notification.
 ///
 /// By default it listens to `Notification.Name.authSessionPlatformDidBecomeActive`
-/// on `NotificationCenter.default`: UIKit's and AppKit's own notification on Apple platforms; on
-/// Linux the client posts `Notification.Name.authSessionApplicationDidBecomeActive`
-/// itself when it returns to the foreground, and the launch counts as the first activation.
+/// on `NotificationCenter.default`: UIKit's or AppKit's own notification in an app on Apple
+/// platforms. On Linux, in a macOS command-line tool and in an app extension, the client posts
+/// `Notification.Name.authSessionApplicationDidBecomeActive` itself when it returns to the
+/// foreground, and the launch counts as the first activation.
 ///
 /// All operations are thread-safe. The handler runs on the posting thread.
 public struct NotificationCenterActivationSignal: AppActivationSignal {
@@ -46,8 +44,8 @@ public struct NotificationCenterActivationSignal: AppActivationSignal {
     /// The notification observed.
     public let name: Notification.Name
 
-    /// Whether an app lifecycle posts `name`, the launch included: `true` where UIKit or AppKit
-    /// exists, `false` elsewhere. See ``AppActivationSignal/hasApplicationLifecycle``.
+    /// Whether an app lifecycle posts `name`, the launch included: `true` in an app where UIKit
+    /// or AppKit exists, `false` elsewhere. See ``AppActivationSignal/hasApplicationLifecycle``.
     public let hasApplicationLifecycle: Bool
 
     /// Creates a signal for `name` on `center`.
@@ -56,7 +54,7 @@ public struct NotificationCenterActivationSignal: AppActivationSignal {
     ///   - center: The notification center; `.default` unless you isolate a test.
     ///   - name: The notification that means "the app became active".
     ///   - hasApplicationLifecycle: Whether an app lifecycle posts it, the launch included; by
-    ///     default `true` where UIKit or AppKit exists and `false` elsewhere.
+    ///     default ``platformHasApplicationLifecycle``.
     public init(
         center: NotificationCenter = .default,
         name: Notification.Name = .authSessionPlatformDidBecomeActive,
@@ -67,13 +65,11 @@ public struct NotificationCenterActivationSignal: AppActivationSignal {
         self.hasApplicationLifecycle = hasApplicationLifecycle
     }
 
-    /// Whether this platform has an app lifecycle that posts activations: UIKit or AppKit.
+    /// Whether this process has an app lifecycle that posts activations: `true` in an app where
+    /// UIKit or AppKit exists; `false` on Linux, in a macOS command-line tool and in an app
+    /// extension, where the launch counts as the first activation.
     public static var platformHasApplicationLifecycle: Bool {
-        #if canImport(UIKit) || canImport(AppKit)
-        true
-        #else
-        false
-        #endif
+        ApplicationLifecycle.current.postsActivations
     }
 
     /// Adds an observer that calls `handler`; cancelling the observation removes it.
