@@ -1,0 +1,15 @@
+// A stand-in for Apple's AppKit, so that the package's `#if canImport(AppKit)` branches are
+// type-checked on Linux (scripts/apple-typecheck). The package reads no AppKit symbol: it spells
+// the notification name as its string (see `ApplicationLifecycle`), because AppKit's constant is
+// isolated to the main actor, as declared here.
+
+import Foundation
+
+// https://developer.apple.com/documentation/appkit/nsapplication: `NSApplication` inherits
+// NSResponder's main-actor isolation; `didBecomeActiveNotification` is not marked `nonisolated`
+// (https://developer.apple.com/documentation/appkit/nsapplication/didbecomeactivenotification).
+
+@MainActor
+open class NSApplication: NSObject {
+    public static let didBecomeActiveNotification = NSNotification.Name("NSApplicationDidBecomeActiveNotification")
+}

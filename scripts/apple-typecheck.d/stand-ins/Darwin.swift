@@ -1,0 +1,35 @@
+// A stand-in for the part of Apple's `Darwin` module this package uses, so that the package's
+// `#if canImport(Darwin)` branches are type-checked on Linux (scripts/apple-typecheck). It
+// re-exports Glibc for the POSIX calls both systems share; the C types therefore have Glibc's
+// Swift types (`mode_t` is `UInt32` here, `UInt16` on Darwin), which this check cannot tell apart.
+
+@_exported import Glibc
+
+// MARK: os_unfair_lock
+// https://developer.apple.com/documentation/os/os_unfair_lock
+// https://developer.apple.com/documentation/os/os_unfair_lock_t
+// https://developer.apple.com/documentation/os/os_unfair_lock_lock
+// https://developer.apple.com/documentation/os/os_unfair_lock_unlock
+// The C struct `os_unfair_lock_s { uint32_t _os_unfair_lock_opaque; }`, imported with its
+// zero-initializing and memberwise initializers; a C struct of Sendable fields is Sendable.
+
+public struct os_unfair_lock_s: Sendable {
+    public var _os_unfair_lock_opaque: UInt32
+    public init() { _os_unfair_lock_opaque = 0 }
+    public init(_os_unfair_lock_opaque: UInt32) { self._os_unfair_lock_opaque = _os_unfair_lock_opaque }
+}
+
+public typealias os_unfair_lock = os_unfair_lock_s
+public typealias os_unfair_lock_t = UnsafeMutablePointer<os_unfair_lock_s>
+
+public func os_unfair_lock_lock(_ lock: os_unfair_lock_t) { fatalError("stand-in") }
+public func os_unfair_lock_unlock(_ lock: os_unfair_lock_t) { fatalError("stand-in") }
+public func os_unfair_lock_trylock(_ lock: os_unfair_lock_t) -> Bool { fatalError("stand-in") }
+
+// MARK: fcntl commands
+// fcntl(2) in Apple's man pages (xnu bsd/sys/fcntl.h): `#define F_FULLFSYNC 51`,
+// `#define F_BARRIERFSYNC 85`; a C macro imports as a get-only global. `fcntl(_:_:)` and
+// `fcntl(_:_:_:)` come from the Swift platform overlay, as re-exported from Glibc here.
+
+public var F_FULLFSYNC: Int32 { 51 }
+public var F_BARRIERFSYNC: Int32 { 85 }
