@@ -98,6 +98,33 @@ extension CredentialState {
     }
 }
 
+extension CredentialState {
+
+    /// What an answer of Sign in with Apple's `getCredentialState(forUserID:completion:)` means
+    /// for the manager; the Apple-only ``AppleIDCredentialState`` only calls this.
+    ///
+    /// - An answer that carries an error is not a verdict: Apple could not say (no network, a
+    ///   server error), so it is a transient failure and the session stands. (Apple may attach an
+    ///   error to `notFound` too; a sign-out on it could then come from a network blip, which is
+    ///   exactly what the manager never does. A revocation still arrives, by the
+    ///   `credentialRevokedNotification` and as `revoked`.)
+    /// - A state this package does not know (one Apple may add) is a misconfiguration, which
+    ///   changes nothing.
+    ///
+    /// - Parameters:
+    ///   - stateRawValue: The state's `rawValue`.
+    ///   - failed: Whether the completion handler received an error.
+    static func appleIDCredentialCheck(stateRawValue: Int, failed: Bool) -> Result<CredentialState, RemoteAuthError> {
+        if failed {
+            return .failure(RemoteAuthError(.network(code: -1)))
+        }
+        guard let state = CredentialState(appleIDCredentialStateRawValue: stateRawValue) else {
+            return .failure(RemoteAuthError(.unsupported("credential state \(stateRawValue)")))
+        }
+        return .success(state)
+    }
+}
+
 #if canImport(AuthenticationServices) && !os(watchOS)
 /// Sign in with Apple's credential state for a user, as a ``CredentialState``.
 ///
@@ -112,20 +139,17 @@ public enum AppleIDCredentialState {
     /// - Throws: ``RemoteAuthError``, transient when Apple cannot answer; for a state this
     ///   package does not know, a misconfiguration, which changes nothing.
     public static func current(forUserID userID: String) async throws(RemoteAuthError) -> CredentialState {
-        let answer: Result<Int, RemoteAuthError> = await withCheckedContinuation { continuation in
+        let answer: Result<CredentialState, RemoteAuthError> = await withCheckedContinuation { continuation in
             ASAuthorizationAppleIDProvider().getCredentialState(forUserID: userID) { state, error in
-                if error != nil {
-                    continuation.resume(returning: .failure(RemoteAuthError(.network(code: -1))))
-                } else {
-                    continuation.resume(returning: .success(state.rawValue))
-                }
+                continuation.resume(
+                    returning: CredentialState.appleIDCredentialCheck(
+                        stateRawValue: state.rawValue,
+                        failed: error != nil
+                    )
+                )
             }
         }
-        // A state Apple may add later is not read as a sign-out: it changes nothing.
-        guard let state = CredentialState(appleIDCredentialStateRawValue: try answer.get()) else {
-            throw RemoteAuthError(.unsupported("credential state"))
-        }
-        return state
+        return try answer.get()
     }
 }
 #endif

@@ -547,4 +547,26 @@ struct ManagerCredentialTests {
         #expect(CredentialState(appleIDCredentialStateRawValue: 3) == .transferred)
         #expect(CredentialState(appleIDCredentialStateRawValue: 4) == nil)
     }
+
+    @Test("a Sign in with Apple answer with an error is transient whatever its state; an unknown state changes nothing")
+    func appleCredentialCheck() throws {
+        for raw in 0...3 {
+            #expect(
+                try CredentialState.appleIDCredentialCheck(stateRawValue: raw, failed: false).get()
+                    == CredentialState(appleIDCredentialStateRawValue: raw)
+            )
+            let failed = CredentialState.appleIDCredentialCheck(stateRawValue: raw, failed: true)
+            guard case .failure(let error) = failed else {
+                Issue.record("state \(raw) with an error was taken as a verdict")
+                continue
+            }
+            #expect(error.kind == .transient, "a network blip never signs out")
+        }
+        guard case .failure(let unknown) = CredentialState.appleIDCredentialCheck(stateRawValue: 7, failed: false)
+        else {
+            Issue.record("an unknown state was taken as a verdict")
+            return
+        }
+        #expect(unknown.kind == .misconfiguration)
+    }
 }

@@ -33,3 +33,17 @@ public func os_unfair_lock_trylock(_ lock: os_unfair_lock_t) -> Bool { fatalErro
 
 public var F_FULLFSYNC: Int32 { 51 }
 public var F_BARRIERFSYNC: Int32 { 85 }
+
+// MARK: Foundation on Apple platforms
+// Foundation on Linux lacks a few of the APIs Foundation has on Apple platforms. Those the
+// package's documentation uses under `#if canImport(Darwin)` are declared here, where every such
+// branch finds them.
+
+import Foundation
+
+extension FileManager {
+    // https://developer.apple.com/documentation/foundation/filemanager/containerurl(forsecurityapplicationgroupidentifier:)
+    public func containerURL(forSecurityApplicationGroupIdentifier groupIdentifier: String) -> URL? {
+        fatalError("stand-in")
+    }
+}
