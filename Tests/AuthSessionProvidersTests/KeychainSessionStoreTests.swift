@@ -28,6 +28,35 @@ private func makeStore(
     )
 }
 
+/// An app's launch on `store`: the manager, its handle (created now, so the store is loaded), a
+/// recorder subscribed right after, and the activation signal both listen to.
+private func launch(
+    store: KeychainSessionStore,
+    server: InProcessAuthorizationServer,
+    clock: ManualClock
+) -> (
+    ManualActivationSignal, ManagedSessionProvider, AuthSessionHandle<ManagedSessionProvider>,
+    RecordingAuthSessionDelegate
+) {
+    let activation = ManualActivationSignal()
+    let provider = ManagedSessionProvider(
+        store: store,
+        remote: server,
+        retryPolicy: immediateRetries,
+        clock: clock,
+        configuration: .init(checksCredentialState: false, activationSignal: activation)
+    )
+    let handle = AuthSessionHandle(
+        sessionProvider: provider,
+        biometricAuthenticator: MockBiometricAuthenticator(),
+        activationSignal: activation,
+        clock: clock
+    )
+    let recorder = RecordingAuthSessionDelegate()
+    handle.subscribeDelegate(recorder, receive: recorder.queue)
+    return (activation, provider, handle, recorder)
+}
+
 /// The calls that could lose the main item: anything but a read or an add naming it.
 private func destructiveCalls(_ keychain: FakeKeychain) -> [FakeKeychain.Operation] {
     keychain.calls.filter { $0.account == "session" && ![.read, .add].contains($0.operation) }.map(\.operation)
@@ -224,22 +253,7 @@ struct KeychainSessionStoreTests {
         let item = keychain.item(at: mainAddress)
         keychain.deviceState = .beforeFirstUnlock
 
-        let activation = ManualActivationSignal()
-        let provider = ManagedSessionProvider(
-            store: store,
-            remote: server,
-            retryPolicy: immediateRetries,
-            clock: clock,
-            configuration: .init(checksCredentialState: false, activationSignal: activation)
-        )
-        let handle = AuthSessionHandle(
-            sessionProvider: provider,
-            biometricAuthenticator: MockBiometricAuthenticator(),
-            activationSignal: activation,
-            clock: clock
-        )
-        let recorder = RecordingAuthSessionDelegate()
-        handle.subscribeDelegate(recorder, receive: recorder.queue)
+        let (activation, provider, handle, recorder) = launch(store: store, server: server, clock: clock)
 
         #expect(handle.sessionStatus == .syncing)
         // The manager tries again on its clock and on activations; every try finds it locked.
@@ -544,22 +558,7 @@ struct KeychainSessionStoreTests {
         let keychain = FakeKeychain()
         let store = makeStore(keychain, accessControl: .biometryCurrentSet)
         try store.save(stored)
-        let activation = ManualActivationSignal()
-        let provider = ManagedSessionProvider(
-            store: store,
-            remote: server,
-            retryPolicy: immediateRetries,
-            clock: clock,
-            configuration: .init(checksCredentialState: false, activationSignal: activation)
-        )
-        let handle = AuthSessionHandle(
-            sessionProvider: provider,
-            biometricAuthenticator: MockBiometricAuthenticator(),
-            activationSignal: activation,
-            clock: clock
-        )
-        let recorder = RecordingAuthSessionDelegate()
-        handle.subscribeDelegate(recorder, receive: recorder.queue)
+        let (_, provider, handle, recorder) = launch(store: store, server: server, clock: clock)
         #expect(handle.sessionStatus == .syncing)
         provider.reloadStore()
         await provider.waitUntilIdle()

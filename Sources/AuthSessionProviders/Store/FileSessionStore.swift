@@ -150,17 +150,7 @@ public final class FileSessionStore: SessionStore {
             limit: Self.maximumFileSize,
             path: path
         )
-        let decoded =
-            data.count > Self.maximumFileSize
-            ? .corrupt("larger than \(Self.maximumFileSize) bytes") : SessionFormat.decode(data)
-        switch decoded {
-        case .session(let session):
-            return session
-        case .unsupportedVersion(let version):
-            throw .unsupportedFormatVersion(found: version, newestSupported: SessionFormat.currentVersion)
-        case .corrupt(let reason):
-            throw .corrupt(reason: reason, setAsideAt: setAside(file: info))
-        }
+        return try SessionFormat.storedSession(in: data) { setAside(file: info) }
     }
 
     /// Writes `session` to a new file beside the session file, makes it durable, and renames it

@@ -44,6 +44,26 @@ enum SessionFormat {
         return (try? encoder.encode(document)) ?? Data()
     }
 
+    /// The session stored as `data`, for a store's `load()`: bytes over the store's limit are
+    /// corrupt, a newer version's session is ``SessionStoreError/unsupportedFormatVersion(found:newestSupported:)``,
+    /// and corrupt bytes are ``SessionStoreError/corrupt(reason:setAsideAt:)`` once `setAside` has
+    /// moved them (it returns where, or `nil`).
+    static func storedSession(
+        in data: Data,
+        limit: Int = FileSessionStore.maximumFileSize,
+        setAside: () -> String?
+    ) throws(SessionStoreError) -> ManagedSession {
+        let decoded = data.count > limit ? .corrupt("larger than \(limit) bytes") : decode(data)
+        switch decoded {
+        case .session(let session):
+            return session
+        case .unsupportedVersion(let version):
+            throw .unsupportedFormatVersion(found: version, newestSupported: currentVersion)
+        case .corrupt(let reason):
+            throw .corrupt(reason: reason, setAsideAt: setAside())
+        }
+    }
+
     /// Reads stored bytes, in any version this package knows.
     ///
     /// One pass: `format` and `version` are read first, and the session is decoded only in a

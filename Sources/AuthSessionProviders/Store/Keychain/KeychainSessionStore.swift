@@ -104,18 +104,7 @@ public final class KeychainSessionStore: SessionStore {
     public func load() throws(SessionStoreError) -> ManagedSession? {
         switch items.read(address) {
         case .success(let contents):
-            let decoded =
-                contents.data.count > FileSessionStore.maximumFileSize
-                ? .corrupt("larger than \(FileSessionStore.maximumFileSize) bytes")
-                : SessionFormat.decode(contents.data)
-            switch decoded {
-            case .session(let session):
-                return session
-            case .unsupportedVersion(let version):
-                throw .unsupportedFormatVersion(found: version, newestSupported: SessionFormat.currentVersion)
-            case .corrupt(let reason):
-                throw .corrupt(reason: reason, setAsideAt: setAside(contents))
-            }
+            return try SessionFormat.storedSession(in: contents.data) { setAside(contents) }
         case .failure(.itemNotFound):
             try confirmProtectedDataAvailable(after: "SecItemCopyMatching")
             return nil

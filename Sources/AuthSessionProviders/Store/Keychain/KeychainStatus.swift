@@ -119,8 +119,8 @@ struct KeychainStatus: Error, RawRepresentable, Hashable, Sendable, CustomString
         switch self {
         case .interactionNotAllowed:
             .unavailable(
-                reason:
-                    "the Keychain item is protected now: the device is locked or not yet unlocked since it started (\(self))"
+                reason: "the Keychain item cannot be read now: the device is locked or not yet unlocked since it "
+                    + "started, or the item's access control needs an authentication (\(self))"
             )
         case .notAvailable, .interactionRequired, .inDarkWake:
             .unavailable(reason: "the Keychain cannot be used now (\(self))")
