@@ -26,7 +26,11 @@ import Musl
 ///   user, or that is a symbolic link is refused with a ``SessionStoreError``, never used.
 /// - **Crashes**: a save writes a new file beside the old one, `fsync`s it, renames it over the
 ///   old one and `fsync`s the folder: a process killed at any moment leaves the old session or
-///   the new one, never a mix and never nothing.
+///   the new one, never a mix and never nothing. On Apple platforms the syncs are `F_FULLFSYNC`,
+///   since `fsync` there stops at the drive's cache (`fsync` where a file system refuses it).
+/// - **App extensions**: an app and its extensions share one store in their app group's
+///   container (`FileManager.containerURL(forSecurityApplicationGroupIdentifier:)`), which every
+///   target lists under App Groups; each process's own folders are not visible to the others.
 /// - **Other processes**: ``withExclusiveAccess(_:)`` takes an advisory `flock` on a sibling
 ///   lock file (`session.json.lock`), so processes sharing the file take turns.
 /// - **Corrupt data**: bytes that are not a session are moved aside to
