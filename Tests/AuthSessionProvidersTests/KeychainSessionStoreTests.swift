@@ -200,27 +200,70 @@ struct KeychainSessionStoreTests {
         #expect(try store.load() == nil, "once unlocked, 'not found' is trusted")
     }
 
-    @Test("a locked device: an after-first-unlock item stays readable; a when-unlocked one is unavailable")
+    @Test("a locked device: an after-first-unlock item stays readable; 'not found' is trusted only once unlocked")
     func lockedAfterFirstUnlock() throws {
         let keychain = FakeKeychain()
         let background = makeStore(keychain)
         let foreground = makeStore(keychain, accessibility: .whenUnlockedThisDeviceOnly)
         keychain.deviceState = .locked
-        #expect(try background.load() == nil, "after the first unlock, 'not found' is true even while locked")
+        #expect(throws: SessionStoreError.self, "locked: an item of a stricter class may be there") {
+            try background.load()
+        }
         try background.save(sampleSession(counter: 1))
-        #expect(try background.load() == sampleSession(counter: 1))
-
-        let other = FakeKeychain(deviceState: .locked)
-        let whenUnlocked = makeStore(other, accessibility: .whenUnlockedThisDeviceOnly)
+        #expect(try background.load() == sampleSession(counter: 1), "after the first unlock, readable while locked")
         do {
-            _ = try whenUnlocked.load()
-            Issue.record("a when-unlocked probe succeeded while locked")
+            try foreground.save(sampleSession(counter: 2))
+            Issue.record("a when-unlocked save succeeded while locked")
         } catch .unavailable {
         } catch {
             Issue.record("expected unavailable, got \(error)")
         }
-        #expect(throws: SessionStoreError.self) { try foreground.save(sampleSession(counter: 2)) }
         #expect(try background.load() == sampleSession(counter: 1), "a refused save changes nothing")
+        keychain.deviceState = .unlocked
+        try background.remove()
+        #expect(try background.load() == nil)
+    }
+
+    @Test("an item written with a stricter class than the store's is not 'no session' while locked")
+    func stricterClassWhileLocked() throws {
+        let keychain = FakeKeychain()
+        // An earlier version of the app (or its extension) wrote it readable only while unlocked.
+        let earlier = makeStore(keychain, accessibility: .whenUnlockedThisDeviceOnly)
+        try earlier.save(sampleSession(counter: 3))
+        keychain.deviceState = .locked
+        let store = makeStore(keychain)
+        do {
+            _ = try store.load()
+            Issue.record("a locked, stricter item read as 'no session'")
+        } catch .unavailable {
+        } catch {
+            Issue.record("expected unavailable, got \(error)")
+        }
+        #expect(destructiveCalls(keychain).isEmpty)
+        keychain.deviceState = .unlocked
+        #expect(try store.load() == sampleSession(counter: 3))
+    }
+
+    @Test(
+        "a probe left behind proves nothing: deleted and made again, never taken for 'unlocked'",
+        arguments: [true, false]
+    )
+    func staleProbe(checksUniquenessFirst: Bool) throws {
+        let keychain = FakeKeychain(deviceState: .beforeFirstUnlock)
+        keychain.checksUniquenessFirst = checksUniquenessFirst
+        let store = makeStore(keychain)
+        let probe = mainAddress.withAccount(store.probeAccount)
+        keychain.plant(Data([0]), at: probe, protection: KeychainSessionStore.probeProtection)
+        do {
+            _ = try store.load()
+            Issue.record("'not found' trusted before the first unlock, because of a stale probe")
+        } catch .unavailable {
+        } catch {
+            Issue.record("expected unavailable, got \(error)")
+        }
+        keychain.deviceState = .unlocked
+        #expect(try store.load() == nil)
+        #expect(keychain.items.isEmpty, "the stale probe is gone once unlocked")
     }
 
     @Test("a removal before the first unlock is unavailable (the item may be there), and deletes once unlocked")
@@ -399,7 +442,7 @@ struct KeychainSessionStoreTests {
     @Test("a load inside exclusive access sets a corrupt item aside without taking the access again")
     func corruptInsideExclusiveAccess() throws {
         let keychain = FakeKeychain()
-        keychain.plant(Data("not json".utf8), at: mainAddress, protection: afterFirstUnlock)
+        keychain.plant(Data("not json".utf8), at: mainAddress, stamp: Data([3]), protection: afterFirstUnlock)
         let store = makeStore(keychain)
         let setAside: String? = try store.withExclusiveAccess { () throws -> String? in
             do throws(SessionStoreError) {
@@ -462,6 +505,90 @@ struct KeychainSessionStoreTests {
         #expect(keychain.items.count == 1, "nothing was moved aside")
     }
 
+    @Test("an item without a stamp (an earlier version) is copied aside once, never moved: a good save meanwhile stays")
+    func unstampedCorruptItem() throws {
+        let keychain = FakeKeychain()
+        let garbage = Data("garbage from an earlier version".utf8)
+        keychain.plant(garbage, at: mainAddress, protection: afterFirstUnlock)
+        let store = makeStore(keychain)
+        let other = makeStore(keychain)
+        // Another process saves a good session right after the set-aside's look.
+        let looks = ConcurrencySafeContainer(0)
+        keychain.afterCall.withLock {
+            $0 = { operation, address in
+                guard operation == .read, address.account == "session" else { return }
+                if looks.withLock({ count in
+                    count += 1
+                    return count == 2
+                }) {
+                    try? other.save(sampleSession(counter: 8))
+                }
+            }
+        }
+        var location: String?
+        do {
+            _ = try store.load()
+        } catch .corrupt(_, let setAsideAt) {
+            location = setAsideAt
+        } catch {
+            Issue.record("expected corrupt, got \(error)")
+        }
+        keychain.afterCall.withLock { $0 = nil }
+        #expect(try store.load() == sampleSession(counter: 8), "the good session stays where it is")
+        let copies = keychain.items.filter { $0.key.account.hasPrefix("session.corrupt-unstamped-") }
+        #expect(copies.count == 1 && copies.first?.value.contents.data == garbage, "the bytes are kept")
+        let copyAccount = try #require(copies.first?.key.account)
+        #expect(location?.contains(copyAccount) == true, "the error says where the bytes went")
+
+        // Without a race: the item stays until a save replaces it; loading again copies nothing new.
+        let keychain2 = FakeKeychain()
+        keychain2.plant(garbage, at: mainAddress, protection: afterFirstUnlock)
+        let store2 = makeStore(keychain2)
+        for _ in 0..<3 {
+            #expect(throws: SessionStoreError.self) { try store2.load() }
+        }
+        #expect(keychain2.items.count == 2, "the item and one copy")
+        try store2.save(sampleSession(counter: 9))
+        #expect(try store2.load() == sampleSession(counter: 9))
+        #expect(!keychain2.calls.contains { $0.operation == .delete || $0.operation == .move })
+    }
+
+    @Test("a load outside exclusive access while another thread holds it never waits: the item stays for later")
+    func corruptWhileAccessIsBusy() throws {
+        let keychain = FakeKeychain()
+        keychain.plant(Data("not json".utf8), at: mainAddress, stamp: Data([4]), protection: afterFirstUnlock)
+        let store = makeStore(keychain)
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let holder = Thread {
+            _ = try? store.withExclusiveAccess {
+                holding.signal()
+                _ = release.wait(timeout: .now() + 60)
+            }
+        }
+        holder.start()
+        #expect(holding.wait(timeout: .now() + 60) == .success)
+        do {
+            _ = try store.load()
+            Issue.record("corrupt bytes loaded")
+        } catch .corrupt(_, let setAsideAt) {
+            #expect(setAsideAt == nil, "not set aside: the access was busy")
+        } catch {
+            Issue.record("expected corrupt, got \(error)")
+        }
+        #expect(keychain.item(at: mainAddress) != nil)
+        release.signal()
+        let setAside: String? = try store.withExclusiveAccess { () throws -> String? in
+            do throws(SessionStoreError) {
+                _ = try store.load()
+                return nil
+            } catch .corrupt(_, let setAsideAt) {
+                return setAsideAt
+            }
+        }
+        #expect(setAside != nil, "set aside by the next load inside exclusive access")
+    }
+
     @Test("a session from a newer format is left in place")
     func newerFormat() throws {
         let keychain = FakeKeychain()
@@ -474,6 +601,44 @@ struct KeychainSessionStoreTests {
             try store.load()
         }
         #expect(keychain.item(at: mainAddress)?.contents.data == newer)
+    }
+
+    @Test("signing out while a refresh holds the store, the item found corrupt: the sign-out returns at once")
+    func signOutDuringRefreshWithCorruptItem() async throws {
+        let clock = ManualClock()
+        let server = InProcessAuthorizationServer(clock: clock)
+        let stored = try await issuedSession(by: server, at: clock)
+        let keychain = FakeKeychain()
+        let store = makeStore(keychain)
+        try store.save(stored)
+        let (_, provider, handle, _) = launch(store: store, server: server, clock: clock)
+        #expect(handle.sessionStatus == .signedIn)
+        server.holdsRefreshes = true
+        let refresh = Task { try? await provider.refresh() }
+        try await server.waitForHeldRefreshes(1)
+        // Another writer leaves bytes that are not a session, while the refresh waits for the server.
+        let garbage = Data("garbage".utf8)
+        keychain.plant(garbage, at: mainAddress, stamp: Data([7]), protection: afterFirstUnlock)
+        let returned = ConcurrencySafeContainer(false)
+        let signOut = Thread {
+            try? provider.signout(with: nil)  // the user taps "Sign out", on the main thread
+            returned.withLock { $0 = true }
+        }
+        signOut.start()
+        // It must not wait for the refresh, which would wait for it in turn once the server answers.
+        guard (try? await waitUntil(timeout: 30, { returned.withLock { $0 } })) != nil else {
+            // Recorded; releasing the refresh now would deadlock the two threads for good.
+            return
+        }
+        server.releaseHeldRefreshes()
+        _ = await refresh.value
+        await provider.waitUntilIdle()
+        await handle.waitUntilIdle()
+        #expect(provider.session == nil)
+        #expect(handle.sessionStatus == .signedOut)
+        let main = keychain.item(at: mainAddress)?.contents.data
+        #expect(main == nil || main == garbage, "no session written after the sign-out")
+        #expect(keychain.items.values.contains { $0.contents.data == garbage }, "the bytes are kept")
     }
 
     // MARK: - Entitlement and statuses
@@ -505,15 +670,43 @@ struct KeychainSessionStoreTests {
             try store.save(sampleSession())
             let item = keychain.item(at: mainAddress)
             keychain.fail(.read, with: status)
-            #expect(throws: status.sessionStoreError(operation: "SecItemCopyMatching")) { try store.load() }
+            Self.expect(status, from: "SecItemCopyMatching") { () throws(SessionStoreError) in _ = try store.load() }
             #expect(keychain.item(at: mainAddress) == item, "\(status) changed the item")
-            keychain.fail(.add, with: status)
             if status != .duplicateItem {
-                #expect(throws: status.sessionStoreError(operation: "SecItemAdd")) {
+                keychain.fail(.add, with: status)
+                Self.expect(status, from: "SecItemAdd") { () throws(SessionStoreError) in
                     try store.save(sampleSession(counter: 2))
                 }
             }
             #expect(try store.load() == sampleSession())
+        }
+    }
+
+    /// Expects `body` to throw what `status` means, decided here from Apple's meaning of each
+    /// status (not by the mapping under test): a lock or no keychain is unavailable, a missing
+    /// entitlement its own case, anything else a keychain error naming the call and the status.
+    private static func expect(
+        _ status: KeychainStatus,
+        from operation: String,
+        sourceLocation: SourceLocation = #_sourceLocation,
+        _ body: () throws(SessionStoreError) -> Void
+    ) {
+        do {
+            try body()
+            Issue.record("\(status) did not fail \(operation)", sourceLocation: sourceLocation)
+        } catch .unavailable {
+            #expect(
+                KeychainStatusTests.unavailable.contains(status.rawValue),
+                "\(status) is not 'unavailable'",
+                sourceLocation: sourceLocation
+            )
+        } catch .missingEntitlement(let failed) {
+            #expect(status.rawValue == -34_018 && failed == operation, sourceLocation: sourceLocation)
+        } catch .keychain(let failed, let raw) {
+            #expect(failed == operation && raw == status.rawValue, sourceLocation: sourceLocation)
+            #expect(!KeychainStatusTests.unavailable.contains(status.rawValue), sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("\(status) became \(error)", sourceLocation: sourceLocation)
         }
     }
 

@@ -4,6 +4,12 @@ import Testing
 
 @testable import AuthSession
 
+#if canImport(UIKit)
+import UIKit
+#elseif canImport(AppKit)
+import AppKit
+#endif
+
 /// The decisions the Apple-only adapters only perform, tested here on every platform with the raw
 /// codes Apple documents.
 @Suite("LocalAuthentication: error codes and the prompt plan")
@@ -283,6 +289,19 @@ struct ApplicationLifecycleTests {
         #expect(ApplicationLifecycle.uiKit.postsActivations && ApplicationLifecycle.appKit.postsActivations)
         #expect(!ApplicationLifecycle.none.postsActivations)
     }
+
+    #if canImport(UIKit)
+    @Test("the UIKit name is UIKit's constant")
+    func uiKitName() {
+        #expect(ApplicationLifecycle.uiKit.didBecomeActiveNotification == UIApplication.didBecomeActiveNotification)
+    }
+    #elseif canImport(AppKit)
+    @Test("the AppKit name is AppKit's constant")
+    @MainActor
+    func appKitName() {
+        #expect(ApplicationLifecycle.appKit.didBecomeActiveNotification == NSApplication.didBecomeActiveNotification)
+    }
+    #endif
 
     @Test("this process (Linux, a test runner): no lifecycle; the default signal listens to the package's notification")
     func thisProcess() {

@@ -38,7 +38,7 @@ public protocol BiometricAuthenticator: Sendable {
 /// a fifth of a second, as a system prompt would, so the status is observably
 /// `.biometricAuthentication` before the failure lands.
 func makeDefaultBiometricAuthenticator() -> any BiometricAuthenticator {
-    #if canImport(LocalAuthentication)
+    #if canImport(LocalAuthentication) && !os(tvOS)
     LocalAuthenticationBiometricAuthenticator()
     #else
     SimulatedBiometricAuthenticator(outcome: .failure(.biometryNotAvailable), latency: 0.2)

@@ -1,4 +1,4 @@
-#if canImport(LocalAuthentication)
+#if canImport(LocalAuthentication) && !os(tvOS)
 import AuthSessionInterface
 import Dispatch
 import Foundation

@@ -42,6 +42,14 @@ public struct ConcurrencySafeContainer<Value> {
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try storage.withLock(body)
     }
+
+    /// Runs `body` with exclusive access to the value if the lock is free now; returns `nil`
+    /// without waiting if another caller holds it.
+    ///
+    /// For a caller that must not wait on a lock whose holder may be waiting on it in turn.
+    package func withLockIfAvailable<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result? {
+        try storage.withLockIfAvailable(body)
+    }
 }
 
 // The value is only reachable through `withLock`, which holds the lock for the whole access.
@@ -83,6 +91,19 @@ extension ConcurrencySafeContainer {
                 pthread_mutex_destroy(lock)
                 #endif
                 _ = lock.deinitialize(count: 1)
+            }
+        }
+
+        func withLockIfAvailable<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result? {
+            try withUnsafeMutablePointers { value, lock in
+                #if canImport(Darwin)
+                guard os_unfair_lock_trylock(lock) else { return nil }
+                defer { os_unfair_lock_unlock(lock) }
+                #else
+                guard pthread_mutex_trylock(lock) == 0 else { return nil }
+                defer { pthread_mutex_unlock(lock) }
+                #endif
+                return try body(&value.pointee)
             }
         }
 

@@ -59,9 +59,37 @@ enum FileSystem {
             if descriptor >= 0 { return descriptor }
             let code = errno
             if code == EINTR { continue }
-            if code == ELOOP { throw .symbolicLink(path: path) }
-            throw .io(operation: "open", path: path, code: code)
+            throw openError(code, path: path)
         }
+    }
+
+    /// Whether `open` answers `EPERM` for a file protected by data protection while the device is
+    /// locked (or not yet unlocked since it started): Apple platforms.
+    static var refusesProtectedFilesWithEPERM: Bool {
+        #if canImport(Darwin)
+        true
+        #else
+        false
+        #endif
+    }
+
+    /// The error for an `open` of `path` that failed with `code`: a symbolic link is refused; on
+    /// Apple platforms `EPERM` is a file data protection keeps closed until the device is unlocked
+    /// (iOS may launch an app before the first unlock), so it is
+    /// ``SessionStoreError/unavailable(reason:)``, never "no session"; anything else is `.io`.
+    static func openError(
+        _ code: Int32,
+        path: String,
+        refusesProtectedFilesWithEPERM: Bool = refusesProtectedFilesWithEPERM
+    ) -> SessionStoreError {
+        if code == ELOOP { return .symbolicLink(path: path) }
+        if code == EPERM, refusesProtectedFilesWithEPERM {
+            return .unavailable(
+                reason: "\(path) cannot be opened now (EPERM): data protection keeps it closed until the device "
+                    + "is unlocked, or the sandbox denies it"
+            )
+        }
+        return .io(operation: "open", path: path, code: code)
     }
 
     /// Reads from `descriptor` until end of file, or until more than `limit` bytes were read
@@ -114,9 +142,9 @@ enum FileSystem {
     ///
     /// On Apple platforms `fsync` hands the data to the drive, which may keep it in its cache and
     /// write it later, out of order (Apple's fsync(2) says so); `F_FULLFSYNC` asks the drive to
-    /// write it to stable storage. A file system that refuses `F_FULLFSYNC` (network and some
-    /// external volumes answer `ENOTSUP`, `ENOTTY` or `EINVAL`) gets `fsync`, as SQLite and LevelDB
-    /// do. Elsewhere `fsync` is the durable call.
+    /// write it to stable storage. A file system that does not support `F_FULLFSYNC` (network and
+    /// some external volumes answer `ENOTSUP`, `ENOTTY` or `EINVAL`) gets `fsync`, as SQLite and
+    /// LevelDB do. Elsewhere `fsync` is the durable call.
     static func synchronize(_ descriptor: Int32, path: String) throws(SessionStoreError) {
         try synchronize(descriptor, path: path, fullSynchronize: platformFullSynchronize, fileSynchronize: fsyncCode)
     }
@@ -135,8 +163,13 @@ enum FileSystem {
         fsync(descriptor) == 0 ? 0 : errno
     }
 
+    /// The `errno` values by which a file system says it does not support `F_FULLFSYNC`.
+    static let fullSynchronizeUnsupported: Set<Int32> = [ENOTSUP, EOPNOTSUPP, ENOTTY, EINVAL]
+
     /// The decision: `fullSynchronize` if given (retried on `EINTR`), and `fileSynchronize` if it
-    /// is not given or refused (retried on `EINTR`; its failure is the error).
+    /// is not given or not supported (retried on `EINTR`; its failure is the error). Any other
+    /// failure of `fullSynchronize` (`EIO`, say) is the error: an `fsync` that succeeds after it
+    /// would not make the write durable.
     static func synchronize(
         _ descriptor: Int32,
         path: String,
@@ -147,6 +180,9 @@ enum FileSystem {
             var code = fullSynchronize(descriptor)
             while code == EINTR { code = fullSynchronize(descriptor) }
             if code == 0 { return }
+            guard fullSynchronizeUnsupported.contains(code) else {
+                throw .io(operation: "fcntl(F_FULLFSYNC)", path: path, code: code)
+            }
         }
         var code = fileSynchronize(descriptor)
         while code == EINTR { code = fileSynchronize(descriptor) }

@@ -47,6 +47,7 @@ final class FakeKeychain: KeychainItems {
         var deviceState: DeviceState = .unlocked
         var unreadableAnswer: KeychainStatus = .itemNotFound
         var hasEntitlement = true
+        var checksUniquenessFirst = false
         var isAuthenticated = false
         var authenticationOutcome: Result<Void, BiometricAuthenticationError> = .success(())
         var authenticationCount = 0
@@ -84,6 +85,13 @@ final class FakeKeychain: KeychainItems {
     var hasEntitlement: Bool {
         get { state.withLock { $0.hasEntitlement } }
         set { state.withLock { $0.hasEntitlement = newValue } }
+    }
+
+    /// Whether an add finds a duplicate before it needs the class key (Apple does not say which
+    /// comes first; the store must not depend on it).
+    var checksUniquenessFirst: Bool {
+        get { state.withLock { $0.checksUniquenessFirst } }
+        set { state.withLock { $0.checksUniquenessFirst = newValue } }
     }
 
     /// How the next authentication ends.
@@ -137,6 +145,7 @@ final class FakeKeychain: KeychainItems {
     ) -> KeychainStatus {
         call(.add, address) { state in
             if !state.hasEntitlement { return .missingEntitlement }
+            if state.checksUniquenessFirst, state.items[address] != nil { return .duplicateItem }
             guard Self.isReadable(protection, in: state.deviceState) else { return .interactionNotAllowed }
             guard state.items[address] == nil else { return .duplicateItem }
             state.items[address] = Item(contents: contents, protection: protection)
@@ -160,10 +169,10 @@ final class FakeKeychain: KeychainItems {
         }
     }
 
-    func move(_ address: KeychainItemAddress, stamp: Data?, toAccount account: String) -> KeychainStatus {
+    func move(_ address: KeychainItemAddress, stamp: Data, toAccount account: String) -> KeychainStatus {
         call(.move, address) { state in
             if !state.hasEntitlement { return .missingEntitlement }
-            guard let item = state.items[address], stamp == nil || item.contents.stamp == stamp else {
+            guard let item = state.items[address], item.contents.stamp == stamp else {
                 return .itemNotFound
             }
             let destination = address.withAccount(account)

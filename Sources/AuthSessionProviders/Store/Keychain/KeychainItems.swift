@@ -28,9 +28,9 @@ protocol KeychainItems: Sendable {
         protection: KeychainItemProtection
     ) -> KeychainStatus
 
-    /// `SecItemUpdate` of the item at `address` whose stamp is `stamp` (any item there if `nil`),
-    /// moving it to `account`: its data is kept, under another name.
-    func move(_ address: KeychainItemAddress, stamp: Data?, toAccount account: String) -> KeychainStatus
+    /// `SecItemUpdate` of the item at `address` whose stamp is `stamp`, moving it to `account`:
+    /// its data is kept, under another name; a save since the stamp was read leaves no match.
+    func move(_ address: KeychainItemAddress, stamp: Data, toAccount account: String) -> KeychainStatus
 
     /// `SecItemDelete` of the item at `address`.
     func delete(_ address: KeychainItemAddress) -> KeychainStatus

@@ -30,7 +30,8 @@ extension KeychainSessionStore {
         case whenUnlocked
 
         /// Readable only while the device is unlocked, and only on a device with a passcode: the
-        /// item is deleted if the passcode is removed, and cannot be added without one.
+        /// item is deleted if the passcode is removed, and cannot be added without one (a save
+        /// then fails with the Keychain's error, and the user stays signed out).
         /// `kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly`.
         case whenPasscodeSetThisDeviceOnly
     }
@@ -52,8 +53,13 @@ extension KeychainSessionStore {
     /// - Background refreshes and extensions cannot read the item until the app has authenticated
     ///   in that process.
     /// - Use it instead of the handle's biometric gate, not with it: both would prompt.
-    /// - ``biometryCurrentSet`` makes the item unreadable forever once the enrolled faces or
-    ///   fingers change; the user signs in again.
+    /// - ``biometryCurrentSet`` makes the item unreadable for good once the enrolled faces or
+    ///   fingers change. The manager cannot tell that from "not yet authenticated", and its
+    ///   sign-out removes only what it could read: when ``KeychainSessionStore/authenticate(reason:)``
+    ///   succeeds and the item still cannot be read, call ``KeychainSessionStore/remove()`` (a delete
+    ///   needs no authentication) and show sign-in.
+    /// - It needs the data-protection keychain: with `usesDataProtectionKeychain: false` every save
+    ///   fails with `errSecParam`.
     ///
     /// All operations are thread-safe.
     public enum AccessControl: String, Hashable, Sendable, CaseIterable {

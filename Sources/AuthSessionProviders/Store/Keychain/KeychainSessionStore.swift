@@ -15,15 +15,19 @@ import Foundation
 /// - **A launch before the first unlock is never "signed out".** iOS may launch an app before the
 ///   user first unlocks the device (prewarming, a background task); the item cannot be read then,
 ///   and a read can answer "not found" for an item that exists. The store trusts "not found" only
-///   once it has seen that protected data is available (it adds a small probe item with the same
-///   accessibility, and deletes it); otherwise the load is ``SessionStoreError/unavailable(reason:)``,
-///   the manager stays loading, and nothing is deleted.
+///   while the device is unlocked, which it checks by adding a small probe item readable only
+///   then (and deleting it): every class is readable then, whichever class the item was written
+///   with. Otherwise the load is ``SessionStoreError/unavailable(reason:)``, the manager stays
+///   loading, and nothing is deleted.
 /// - **Two first saves at once both succeed** (an app and its extension, two threads): a save adds
 ///   the item, and updates it when the add finds it already there.
-/// - **Corrupt bytes are kept.** An item that holds no session is moved, inside exclusive access, to
-///   another account of the same service (`<account>.corrupt-<date>-<random>`), never deleted; a
-///   good item written by another caller meanwhile is left alone (each save stamps the item, and
-///   only the stamp that was read is moved).
+/// - **Corrupt bytes are kept.** An item that holds no session is moved to another account of the
+///   same service (`<account>.corrupt-<date>-<random>`), never deleted. The move is made inside
+///   exclusive access, and only of the stamp that was read (each save stamps the item), so a good
+///   item saved meanwhile stays. An item without a stamp (an earlier version wrote it) is copied
+///   instead (`<account>.corrupt-unstamped-<hash>`, once) and stays until a save replaces it. A
+///   load made outside exclusive access while another caller holds it does not wait: the item
+///   stays in place, and the next load inside exclusive access sets it aside.
 /// - **macOS uses the data-protection keychain** (`kSecUseDataProtectionKeychain`), where the
 ///   accessibility and the access group apply as on iOS. A process without the entitlement it
 ///   needs, such as an unsigned command-line tool, gets ``SessionStoreError/missingEntitlement(operation:)``.
@@ -32,6 +36,12 @@ import Foundation
 /// (``Accessibility/afterFirstUnlockThisDeviceOnly``) unless you choose otherwise; see
 /// ``Accessibility`` and ``AccessControl`` for the trade-offs. Pass an `accessGroup` to share the
 /// session with your app extensions (the README's "Apple platforms" section has the recipe).
+/// Choose the group before the first release: a store with a group does not find an item saved
+/// without one, and moving an existing item into a group is a migration this store does not make.
+///
+/// Each call is a request to the system's keychain daemon (a few milliseconds); the manager's
+/// first load runs in the handle's initializer, on the thread that creates it. ``remove()`` needs
+/// no authentication: it deletes an item that can no longer be read (see ``AccessControl``).
 ///
 /// On Linux the type exists, without a public initializer, so that its logic is tested there
 /// against a fake keychain; the Keychain calls themselves are Apple's.
@@ -135,7 +145,8 @@ public final class KeychainSessionStore: SessionStore {
         throw KeychainStatus.duplicateItem.sessionStoreError(operation: "SecItemAdd")
     }
 
-    /// Deletes the item; no item is not an error.
+    /// Deletes the item; no item is not an error. A delete needs no authentication, so it also
+    /// removes an item that can no longer be read.
     ///
     /// - Throws: ``SessionStoreError``: `.unavailable` when the device is locked and "no item"
     ///   cannot be trusted (the item may still be there: try again once unlocked),
@@ -162,12 +173,15 @@ public final class KeychainSessionStore: SessionStore {
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws.
     public func withExclusiveAccess<Result>(_ body: () throws -> Result) throws -> Result {
-        try exclusive.withLock { _ in
-            let thread = ObjectIdentifier(Thread.current)
-            exclusiveHolder.withLock { $0 = thread }
-            defer { exclusiveHolder.withLock { $0 = nil } }
-            return try body()
-        }
+        try exclusive.withLock { _ in try holdingExclusiveAccess(body) }
+    }
+
+    /// Runs `body`, known to this store as the thread inside exclusive access.
+    private func holdingExclusiveAccess<Result>(_ body: () throws -> Result) rethrows -> Result {
+        let thread = ObjectIdentifier(Thread.current)
+        exclusiveHolder.withLock { $0 = thread }
+        defer { exclusiveHolder.withLock { $0 = nil } }
+        return try body()
     }
 
     // MARK: - Access control
@@ -199,48 +213,88 @@ public final class KeychainSessionStore: SessionStore {
     /// The account of the item whose addition tells whether protected data is available.
     var probeAccount: String { account + ".protected-data-probe" }
 
-    /// Returns if protected data is available, so that the "not found" `operation` got can be
-    /// trusted; throws otherwise.
+    /// The probe's protection: readable only while the device is unlocked. When it can be added,
+    /// every class is readable, whatever the class of the item that was looked for (an earlier
+    /// version of the app, or an extension, may have written it with another than this store's).
+    static let probeProtection = KeychainItemProtection(accessibility: .whenUnlockedThisDeviceOnly, accessControl: nil)
+
+    /// Returns if "not found" from `operation` can be trusted; throws otherwise.
     ///
-    /// Before the first unlock a read can answer "not found" for an item that exists, but an
-    /// add with the same accessibility answers `errSecInteractionNotAllowed`: the add is the
-    /// probe (deleted at once). FirebaseAuth found the same answer to the same reports.
+    /// Before the first unlock, or while locked, a read can answer "not found" for an item that
+    /// exists, but an add of an item that needs the device unlocked answers
+    /// `errSecInteractionNotAllowed`: the add is the probe (deleted at once). FirebaseAuth found
+    /// the same answer to the same reports. A probe already there (left by a process killed
+    /// between its add and its delete) proves nothing, since a keychain may find the duplicate
+    /// before it needs the class key: it is deleted and the probe made once more.
     private func confirmProtectedDataAvailable(after operation: String) throws(SessionStoreError) {
         let probe = address.withAccount(probeAccount)
-        let status = items.add(
-            probe,
-            KeychainItemContents(data: Data([0]), stamp: nil),
-            protection: KeychainItemProtection(accessibility: accessibility, accessControl: nil)
-        )
-        switch status {
-        case .success, .duplicateItem:
+        var status = KeychainStatus.duplicateItem
+        for attempt in 0..<2 {
+            status = items.add(
+                probe,
+                KeychainItemContents(data: Data([0]), stamp: nil),
+                protection: Self.probeProtection
+            )
+            if status == .success {
+                _ = items.delete(probe)
+                return
+            }
+            guard status == .duplicateItem, attempt == 0 else { break }
             _ = items.delete(probe)
-        case .interactionNotAllowed:
+        }
+        switch status {
+        case .interactionNotAllowed, .duplicateItem:
             throw .unavailable(
-                reason: "\(operation) found no item, but the device has not been unlocked since it started (or is "
-                    + "locked), so an item may exist that cannot be seen yet (\(status))"
+                reason: "\(operation) found no item, but the device is locked or not yet unlocked since it started, "
+                    + "so an item may exist that cannot be seen yet (\(status))"
             )
         default:
             throw status.sessionStoreError(operation: "SecItemAdd (confirming that \(operation) can see the item)")
         }
     }
 
-    /// Moves the corrupt item that was read to another account, if it is still the one there;
-    /// returns where it went.
+    /// Sets the corrupt item that was read aside, if it is still the one there; returns where its
+    /// bytes went.
+    ///
+    /// Inside exclusive access. A load made outside it takes the access only if it is free now:
+    /// waiting could deadlock a caller that holds a lock the access's holder needs (the manager
+    /// signing out while its refresh holds the access), and a busy access leaves the item in
+    /// place, for the next load inside exclusive access.
     private func setAside(_ corrupt: KeychainItemContents) -> String? {
-        let move = { () -> String? in
-            // A good item saved meanwhile by another caller stays where it is.
-            guard case .success(let current) = self.items.read(self.address), current == corrupt else { return nil }
-            let stamp = Int(Date().timeIntervalSince1970)
-            let aside = "\(self.account).corrupt-\(stamp)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
-            guard self.items.move(self.address, stamp: corrupt.stamp, toAccount: aside) == .success else { return nil }
-            return "the Keychain item of service \"\(self.service)\", account \"\(aside)\""
-        }
         let thread = ObjectIdentifier(Thread.current)
         if exclusiveHolder.withLock({ $0 == thread }) {
-            return move()
+            return moveAside(corrupt)
         }
-        return (try? withExclusiveAccess(move)) ?? nil
+        return exclusive.withLockIfAvailable { _ in holdingExclusiveAccess { moveAside(corrupt) } } ?? nil
+    }
+
+    /// Moves the corrupt item to another account by its stamp, so that a good item saved
+    /// meanwhile stays; an item without a stamp (an earlier version wrote it) is copied instead,
+    /// under a name its bytes decide (so it is copied once), and stays until a save replaces it.
+    private func moveAside(_ corrupt: KeychainItemContents) -> String? {
+        // A good item saved meanwhile by another caller stays where it is.
+        guard case .success(let current) = items.read(address), current == corrupt else { return nil }
+        let aside: String
+        if let stamp = corrupt.stamp {
+            let date = Int(Date().timeIntervalSince1970)
+            aside = "\(account).corrupt-\(date)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+            guard items.move(address, stamp: stamp, toAccount: aside) == .success else { return nil }
+        } else {
+            aside = "\(account).corrupt-unstamped-\(Self.fingerprint(corrupt.data))"
+            let copied = items.add(address.withAccount(aside), corrupt, protection: protection)
+            guard copied == .success || copied == .duplicateItem else { return nil }
+        }
+        return "the Keychain item of service \"\(service)\", account \"\(aside)\""
+    }
+
+    /// A name for `data` that stays the same across processes and launches: its 64-bit FNV-1a
+    /// hash, in hexadecimal.
+    static func fingerprint(_ data: Data) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in data {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
     }
 
     /// A new random stamp for a save.

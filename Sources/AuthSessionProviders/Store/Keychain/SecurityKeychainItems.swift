@@ -26,8 +26,10 @@ extension KeychainSessionStore {
     ///   - usesDataProtectionKeychain: On macOS, whether the item lives in the data-protection
     ///     keychain (`true`, the default: the accessibility and the access group apply, as on iOS)
     ///     or in the file-based login keychain (`false`: for a command-line tool that lacks the
-    ///     entitlement the former needs; the accessibility and the access group are then ignored,
-    ///     and an access control is refused). Other platforms ignore it.
+    ///     entitlement the former needs). The login keychain ignores the accessibility and the
+    ///     access group, refuses an access control (saves fail with `errSecParam`), and may show a
+    ///     dialog of its own, blocking the reading thread, when it is locked or does not trust the
+    ///     tool (an unsigned tool is a new one after each build). Other platforms ignore it.
     public convenience init(
         service: String,
         account: String = "session",
@@ -50,23 +52,27 @@ extension KeychainSessionStore {
     }
 }
 
-/// ``KeychainItems`` through the `SecItem` functions. Every decision is the store's; this type
-/// only builds the dictionaries and passes back the status.
+/// ``KeychainItems`` through the `SecItem` functions. What goes into each dictionary is decided by
+/// the portable, tested ``KeychainCalls``; this type translates each key and value to Apple's,
+/// makes the call, and passes back the status.
 ///
 /// All operations are thread-safe.
 final class SecurityKeychainItems: KeychainItems {
 
-    /// `kSecUseDataProtectionKeychain` on every call.
-    let usesDataProtectionKeychain: Bool
+    /// What goes into each call's dictionaries.
+    let calls: KeychainCalls
 
     #if canImport(LocalAuthentication) && !os(tvOS)
-    /// The context every call carries (`kSecUseAuthenticationContext`) when the store has an
-    /// access control: it never shows a prompt, and once authenticated it opens the item.
+    /// The context the calls carry when the store has an access control: it never shows a
+    /// prompt, and once authenticated it opens the item.
     private let authentication: ConcurrencySafeContainer<KeychainAuthenticationContext>?
     #endif
 
     init(usesDataProtectionKeychain: Bool, carriesAuthenticationContext: Bool) {
-        self.usesDataProtectionKeychain = usesDataProtectionKeychain
+        calls = KeychainCalls(
+            usesDataProtectionKeychain: usesDataProtectionKeychain,
+            carriesAuthenticationContext: carriesAuthenticationContext
+        )
         #if canImport(LocalAuthentication) && !os(tvOS)
         authentication =
             carriesAuthenticationContext ? ConcurrencySafeContainer(KeychainAuthenticationContext(LAContext())) : nil
@@ -74,15 +80,12 @@ final class SecurityKeychainItems: KeychainItems {
     }
 
     func read(_ address: KeychainItemAddress) -> Result<KeychainItemContents, KeychainStatus> {
-        var query = query(for: address)
-        query[kSecReturnData as String] = true
-        query[kSecReturnAttributes as String] = true
-        query[kSecMatchLimit as String] = kSecMatchLimitOne
+        guard let query = translate(calls.read(address)) else { return .failure(KeychainStatus(errSecParam)) }
         var result: CFTypeRef?
         let status = SecItemCopyMatching(query as CFDictionary, &result)
         guard status == errSecSuccess else { return .failure(KeychainStatus(status)) }
         let attributes = result as? [String: Any]
-        // An item without data reads as empty bytes, which the store finds corrupt.
+        // An item without data reads as no bytes, which the store finds corrupt.
         let data = attributes?[kSecValueData as String] as? Data ?? Data()
         return .success(KeychainItemContents(data: data, stamp: attributes?[kSecAttrGeneric as String] as? Data))
     }
@@ -92,13 +95,10 @@ final class SecurityKeychainItems: KeychainItems {
         _ contents: KeychainItemContents,
         protection: KeychainItemProtection
     ) -> KeychainStatus {
-        guard case .success(let protectionAttributes) = attributes(for: protection) else {
-            return KeychainStatus(errSecParam)
-        }
-        var item = query(for: address).merging(protectionAttributes) { $1 }
-        item[kSecValueData as String] = contents.data
-        item[kSecAttrGeneric as String] = contents.stamp
-        return KeychainStatus(SecItemAdd(item as CFDictionary, nil))
+        guard case .success(let dictionary) = calls.add(address, contents, protection: protection),
+            let attributes = translate(dictionary)
+        else { return KeychainStatus(errSecParam) }
+        return KeychainStatus(SecItemAdd(attributes as CFDictionary, nil))
     }
 
     func update(
@@ -106,24 +106,23 @@ final class SecurityKeychainItems: KeychainItems {
         to contents: KeychainItemContents,
         protection: KeychainItemProtection
     ) -> KeychainStatus {
-        guard case .success(var changes) = attributes(for: protection) else { return KeychainStatus(errSecParam) }
-        changes[kSecValueData as String] = contents.data
-        changes[kSecAttrGeneric as String] = contents.stamp
-        return KeychainStatus(SecItemUpdate(query(for: address) as CFDictionary, changes as CFDictionary))
+        guard case .success(let dictionary) = calls.update(to: contents, protection: protection),
+            let changes = translate(dictionary), let query = translate(calls.query(for: address))
+        else { return KeychainStatus(errSecParam) }
+        return KeychainStatus(SecItemUpdate(query as CFDictionary, changes as CFDictionary))
     }
 
-    func move(_ address: KeychainItemAddress, stamp: Data?, toAccount account: String) -> KeychainStatus {
-        var query = query(for: address)
-        if let stamp {
-            // Only the very item that was read: a save since then wrote another stamp.
-            query[kSecAttrGeneric as String] = stamp
+    func move(_ address: KeychainItemAddress, stamp: Data, toAccount account: String) -> KeychainStatus {
+        let move = calls.move(address, stamp: stamp, toAccount: account)
+        guard let query = translate(move.query), let changes = translate(move.changes) else {
+            return KeychainStatus(errSecParam)
         }
-        let changes: [String: Any] = [kSecAttrAccount as String: account]
         return KeychainStatus(SecItemUpdate(query as CFDictionary, changes as CFDictionary))
     }
 
     func delete(_ address: KeychainItemAddress) -> KeychainStatus {
-        KeychainStatus(SecItemDelete(query(for: address) as CFDictionary))
+        guard let query = translate(calls.query(for: address)) else { return KeychainStatus(errSecParam) }
+        return KeychainStatus(SecItemDelete(query as CFDictionary))
     }
 
     func authenticate(reason: String, protection: KeychainItemProtection) async throws(BiometricAuthenticationError) {
@@ -156,36 +155,58 @@ final class SecurityKeychainItems: KeychainItems {
         #endif
     }
 
-    // MARK: - Dictionaries
+    // MARK: - Translation
 
-    /// The attributes that name the item, and the keychain and context every call uses.
-    private func query(for address: KeychainItemAddress) -> [String: Any] {
-        var query: [String: Any] = [
-            kSecClass as String: kSecClassGenericPassword,
-            kSecAttrService as String: address.service,
-            kSecAttrAccount as String: address.account,
-            kSecUseDataProtectionKeychain as String: usesDataProtectionKeychain,
-        ]
-        if let accessGroup = address.accessGroup {
-            query[kSecAttrAccessGroup as String] = accessGroup
+    /// `dictionary` with Apple's keys and objects, or `nil` if an object cannot be made (an access
+    /// control the system refuses, a context where LocalAuthentication is missing).
+    private func translate(_ dictionary: KeychainDictionary) -> [String: Any]? {
+        var translated: [String: Any] = [:]
+        for (key, value) in dictionary {
+            guard let object = object(for: value) else { return nil }
+            translated[Self.name(of: key) as String] = object
         }
-        #if canImport(LocalAuthentication) && !os(tvOS)
-        if let authentication {
-            query[kSecUseAuthenticationContext as String] = authentication.withLock { $0.context }
-        }
-        #endif
-        return query
+        return translated
     }
 
-    /// `kSecAttrAccessible`, or `kSecAttrAccessControl` with the same protection.
-    private func attributes(for protection: KeychainItemProtection) -> Result<[String: Any], KeychainStatus> {
-        guard let accessControl = protection.accessControl else {
-            return .success([kSecAttrAccessible as String: Self.accessible(protection.accessibility)])
+    private static func name(of key: KeychainKey) -> CFString {
+        switch key {
+        case .itemClass: kSecClass
+        case .service: kSecAttrService
+        case .account: kSecAttrAccount
+        case .accessGroup: kSecAttrAccessGroup
+        case .generic: kSecAttrGeneric
+        case .valueData: kSecValueData
+        case .accessible: kSecAttrAccessible
+        case .accessControl: kSecAttrAccessControl
+        case .useDataProtectionKeychain: kSecUseDataProtectionKeychain
+        case .useAuthenticationContext: kSecUseAuthenticationContext
+        case .returnData: kSecReturnData
+        case .returnAttributes: kSecReturnAttributes
+        case .matchLimit: kSecMatchLimit
         }
-        guard let access = Self.accessControl(accessControl, accessibility: protection.accessibility) else {
-            return .failure(KeychainStatus(errSecParam))
+    }
+
+    private func object(for value: KeychainValue) -> Any? {
+        switch value {
+        case .genericPassword: kSecClassGenericPassword
+        case .string(let string): string
+        case .data(let data): data
+        case .bool(let bool): bool
+        case .accessibility(let accessibility): Self.accessible(accessibility)
+        case .accessControl(let accessControl, let accessibility):
+            Self.accessControl(accessControl, accessibility: accessibility)
+        case .authenticationContext: authenticationContext
+        case .matchLimitOne: kSecMatchLimitOne
         }
-        return .success([kSecAttrAccessControl as String: access])
+    }
+
+    /// The context the calls carry, if this store has one.
+    private var authenticationContext: Any? {
+        #if canImport(LocalAuthentication) && !os(tvOS)
+        authentication?.withLock { $0.context }
+        #else
+        nil
+        #endif
     }
 
     private static func accessControl(

@@ -101,8 +101,11 @@ struct FileSynchronizeTests {
         #expect(calls.log == ["F_FULLFSYNC", "F_FULLFSYNC", "F_FULLFSYNC"])
     }
 
-    @Test("F_FULLFSYNC refused by the file system: fsync instead", arguments: [ENOTSUP, ENOTTY, EINVAL, EIO])
-    func fullSynchronizeRefused(code: Int32) throws {
+    @Test(
+        "F_FULLFSYNC not supported by the file system: fsync instead",
+        arguments: [ENOTSUP, EOPNOTSUPP, ENOTTY, EINVAL]
+    )
+    func fullSynchronizeUnsupported(code: Int32) throws {
         let calls = Calls(full: [code])
         try FileSystem.synchronize(
             3,
@@ -111,6 +114,23 @@ struct FileSynchronizeTests {
             fileSynchronize: calls.fileSynchronize
         )
         #expect(calls.log == ["F_FULLFSYNC", "fsync"])
+    }
+
+    @Test(
+        "F_FULLFSYNC that fails otherwise (an I/O error) is the error: an fsync after it proves nothing",
+        arguments: [EIO, ENOSPC, EBADF]
+    )
+    func fullSynchronizeFails(code: Int32) {
+        let calls = Calls(full: [code])
+        #expect(throws: SessionStoreError.io(operation: "fcntl(F_FULLFSYNC)", path: "/x", code: code)) {
+            try FileSystem.synchronize(
+                3,
+                path: "/x",
+                fullSynchronize: calls.fullSynchronize,
+                fileSynchronize: calls.fileSynchronize
+            )
+        }
+        #expect(calls.log == ["F_FULLFSYNC"])
     }
 
     @Test("no F_FULLFSYNC (Linux): fsync, retried when interrupted; its failure is the error")
@@ -125,5 +145,42 @@ struct FileSynchronizeTests {
         #else
         #expect(FileSystem.platformFullSynchronize == nil)
         #endif
+    }
+}
+
+@Suite("Opening a store's file: data protection on Apple platforms is 'unavailable', never 'no session'")
+struct FileOpenErrorTests {
+
+    @Test("EPERM where data protection answers it: unavailable; elsewhere an I/O error")
+    func dataProtection() {
+        let apple = FileSystem.openError(EPERM, path: "/s/session.json", refusesProtectedFilesWithEPERM: true)
+        guard case .unavailable(let reason) = apple else {
+            Issue.record("EPERM on Apple platforms must be unavailable, got \(apple)")
+            return
+        }
+        #expect(reason.contains("/s/session.json") && reason.contains("unlocked"))
+        #expect(
+            FileSystem.openError(EPERM, path: "/s/session.json", refusesProtectedFilesWithEPERM: false)
+                == .io(operation: "open", path: "/s/session.json", code: EPERM)
+        )
+        #if canImport(Darwin)
+        #expect(FileSystem.refusesProtectedFilesWithEPERM)
+        #else
+        #expect(!FileSystem.refusesProtectedFilesWithEPERM)
+        #endif
+    }
+
+    @Test("a symbolic link is refused; other codes are I/O errors on every platform", arguments: [true, false])
+    func otherCodes(appleRules: Bool) {
+        #expect(
+            FileSystem.openError(ELOOP, path: "/l", refusesProtectedFilesWithEPERM: appleRules)
+                == .symbolicLink(path: "/l")
+        )
+        for code in [EACCES, ENOSPC, EIO, EROFS] {
+            #expect(
+                FileSystem.openError(code, path: "/f", refusesProtectedFilesWithEPERM: appleRules)
+                    == .io(operation: "open", path: "/f", code: code)
+            )
+        }
     }
 }
