@@ -89,6 +89,14 @@ struct KeychainCallsTests {
         #expect(move.changes == [.account: .string("session.corrupt-1-a")])
     }
 
+    @Test("only macOS has a keychain other than the data-protection one: elsewhere the flag is ignored")
+    func effectiveKeychain() {
+        #expect(KeychainCalls.usesDataProtectionKeychain(requested: true, isMacOS: true))
+        #expect(!KeychainCalls.usesDataProtectionKeychain(requested: false, isMacOS: true))
+        #expect(KeychainCalls.usesDataProtectionKeychain(requested: false, isMacOS: false), "iOS, Mac Catalyst")
+        #expect(KeychainCalls.usesDataProtectionKeychain(requested: true, isMacOS: false))
+    }
+
     @Test("the file-based macOS keychain: no accessibility (it does not apply there), and an access control is refused")
     func fileBased() throws {
         let fileBased = KeychainCalls(usesDataProtectionKeychain: false, carriesAuthenticationContext: false)

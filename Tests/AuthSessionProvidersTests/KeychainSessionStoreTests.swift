@@ -578,15 +578,32 @@ struct KeychainSessionStoreTests {
         }
         #expect(keychain.item(at: mainAddress) != nil)
         release.signal()
-        let setAside: String? = try store.withExclusiveAccess { () throws -> String? in
-            do throws(SessionStoreError) {
-                _ = try store.load()
-                return nil
-            } catch .corrupt(_, let setAsideAt) {
-                return setAsideAt
+        let seen = try store.withExclusiveAccess { try store.load() }
+        #expect(seen == nil, "the next exclusive access set it aside before its body ran")
+        #expect(keychain.items.values.contains { $0.contents.data == Data("not json".utf8) }, "the bytes are kept")
+    }
+
+    @Test("a corrupt item found while the access was busy survives the next sign-in's save: copied aside first")
+    func corruptAtBusyLoadThenSave() throws {
+        let keychain = FakeKeychain()
+        let garbage = Data("garbage".utf8)
+        keychain.plant(garbage, at: mainAddress, stamp: Data([1]), protection: afterFirstUnlock)
+        let store = makeStore(keychain)
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let holder = Thread {
+            _ = try? store.withExclusiveAccess {
+                holding.signal()
+                _ = release.wait(timeout: .now() + 60)
             }
         }
-        #expect(setAside != nil, "set aside by the next load inside exclusive access")
+        holder.start()
+        #expect(holding.wait(timeout: .now() + 60) == .success)
+        #expect(throws: SessionStoreError.self) { try store.load() }
+        try store.save(sampleSession(counter: 4))  // the user signs in meanwhile
+        release.signal()
+        #expect(try store.load() == sampleSession(counter: 4))
+        #expect(keychain.items.values.contains { $0.contents.data == garbage }, "the bytes are kept")
     }
 
     @Test("a session from a newer format is left in place")
@@ -639,6 +656,80 @@ struct KeychainSessionStoreTests {
         let main = keychain.item(at: mainAddress)?.contents.data
         #expect(main == nil || main == garbage, "no session written after the sign-out")
         #expect(keychain.items.values.contains { $0.contents.data == garbage }, "the bytes are kept")
+    }
+
+    @Test(
+        "a corrupt item found when a refresh commits is no sign-out: the refreshed session is written",
+        arguments: [Data([7]), nil]
+    )
+    func corruptAtRefreshCommit(stamp: Data?) async throws {
+        let clock = ManualClock()
+        let server = InProcessAuthorizationServer(clock: clock)
+        let stored = try await issuedSession(by: server, at: clock)
+        let keychain = FakeKeychain()
+        let store = makeStore(keychain)
+        try store.save(stored)
+        let (_, provider, handle, recorder) = launch(store: store, server: server, clock: clock)
+        server.holdsRefreshes = true
+        let refresh = Task { try await provider.refresh() }
+        try await server.waitForHeldRefreshes(1)
+        // Bytes that are no session appear while the server answers (stamped, or an earlier
+        // version's without a stamp).
+        let garbage = Data("garbage".utf8)
+        keychain.plant(garbage, at: mainAddress, stamp: stamp, protection: afterFirstUnlock)
+        server.releaseHeldRefreshes()
+        let refreshed = try await refresh.value
+        await provider.waitUntilIdle()
+        await handle.waitUntilIdle()
+        await recorder.drain()
+        #expect(handle.sessionStatus == .signedIn)
+        #expect(provider.session == refreshed)
+        #expect(try store.load() == refreshed, "the rotated tokens are stored, not lost")
+        #expect(keychain.items.values.contains { $0.contents.data == garbage }, "the bytes are kept")
+        #expect(
+            !recorder.events.contains {
+                if case .logout = $0 { return true }
+                return false
+            }
+        )
+    }
+
+    @Test("a corrupt item found by the biometric setting's write is no sign-out: the session is written back")
+    func corruptAtBiometricSetting() async throws {
+        let clock = ManualClock()
+        let server = InProcessAuthorizationServer(clock: clock)
+        let stored = try await issuedSession(by: server, at: clock)
+        let keychain = FakeKeychain()
+        let store = makeStore(keychain)
+        try store.save(stored)
+        let (_, provider, handle, _) = launch(store: store, server: server, clock: clock)
+        keychain.plant(Data("garbage".utf8), at: mainAddress, stamp: Data([7]), protection: afterFirstUnlock)
+        provider.setBioMetricAuthentication(true)
+        #expect(try store.load()?.isBiometricAuthenticationEnabled == true)
+        #expect(try store.load()?.refreshToken == stored.refreshToken)
+        _ = try await provider.refresh()
+        await provider.waitUntilIdle()
+        await handle.waitUntilIdle()
+        #expect(provider.session != nil, "the next refresh finds the session, not a sign-out elsewhere")
+        #expect(try store.load() == provider.session)
+    }
+
+    @Test("a save before the first unlock over an item the keychain hides is unavailable, not a keychain error")
+    func saveOverHiddenItem() throws {
+        let keychain = FakeKeychain()
+        keychain.checksUniquenessFirst = true
+        let store = makeStore(keychain)
+        try store.save(sampleSession(counter: 1))
+        keychain.deviceState = .beforeFirstUnlock
+        do {
+            try store.save(sampleSession(counter: 2))
+            Issue.record("a save over a hidden item succeeded")
+        } catch .unavailable {
+        } catch {
+            Issue.record("expected unavailable, got \(error)")
+        }
+        keychain.deviceState = .unlocked
+        #expect(try store.load() == sampleSession(counter: 1))
     }
 
     // MARK: - Entitlement and statuses

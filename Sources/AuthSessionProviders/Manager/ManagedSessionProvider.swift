@@ -172,7 +172,13 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         guard let (current, unsavedOver) = snapshot else { return [] }
         do throws(SessionStoreError) {
             var updated = current
-            let stored = try store.load()
+            guard case .readable(let stored) = try loadForCompare() else {
+                // Bytes that are no session, set aside by the store: this process's session is
+                // the one to keep, written back with the setting.
+                updated.isBiometricAuthenticationEnabled = isEnabled
+                try store.save(updated)
+                return state.withLock { $0.machine.biometricSettingStored(updated) }
+            }
             if let unsavedOver {
                 // The store holds the tokens the pending write replaces, or (a retried write
                 // landed) the runtime session's own.
@@ -735,10 +741,15 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                     let startedFrom: Set<String?> =
                         flight.sessionIsUnsaved
                         ? [flight.storedRefreshToken, flight.session.refreshToken] : [flight.session.refreshToken]
-                    let stored = try store.load()
-                    if let stored, startedFrom.contains(stored.refreshToken) {
+                    let found = try loadForCompare()
+                    if case .unreadable = found {
+                        // Bytes that are no session, set aside by the store: this refresh's
+                        // session is the one to keep, and is written.
+                    } else if case .readable(let stored?) = found, startedFrom.contains(stored.refreshToken) {
                         refreshed.isBiometricAuthenticationEnabled = stored.isBiometricAuthenticationEnabled
-                    } else if let stored, stored.user.identifier == flight.session.user.identifier {
+                    } else if case .readable(let stored?) = found,
+                        stored.user.identifier == flight.session.user.identifier
+                    {
                         // The same user signed in again there: adopt that session, and revoke
                         // the tokens this refresh obtained for nothing.
                         orphaned = refreshed.refreshToken
@@ -824,6 +835,24 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         thread.start()
     }
 
+    /// What a load made to compare the store with this process's session found.
+    private enum StoredForCompare {
+        /// The stored session, or `nil` for none.
+        case readable(ManagedSession?)
+        /// Bytes that are no session: the store set them aside (or copied them, to set aside
+        /// later). Not a sign-out: this process's session is the one to keep, and is written back.
+        case unreadable
+    }
+
+    /// A load for a compare, made inside the store's exclusive access.
+    private func loadForCompare() throws(SessionStoreError) -> StoredForCompare {
+        do throws(SessionStoreError) {
+            return .readable(try store.load())
+        } catch .corrupt {
+            return .unreadable
+        }
+    }
+
     private func compareAndRewrite(generation: UInt64) -> [ManagerEffect] {
         guard
             let (unsaved, over) = state.withLock({ state in
@@ -832,7 +861,16 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             })
         else { return [] }
         do throws(SessionStoreError) {
-            let stored = try store.load()
+            let stored: ManagedSession?
+            switch try loadForCompare() {
+            case .unreadable:
+                // Bytes that are no session, set aside by the store: the pending session is the
+                // one to keep, and is written.
+                try store.save(unsaved)
+                return state.withLock { $0.machine.rewritten(generation: generation, error: nil) }
+            case .readable(let session):
+                stored = session
+            }
             if stored?.refreshToken == over {
                 try store.save(unsaved)
                 return state.withLock { $0.machine.rewritten(generation: generation, error: nil) }
@@ -915,7 +953,9 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                     }
                     state.withLock { $0.pendingRemoval = nil }
                 } catch .corrupt {
-                    // Set aside by the store: nothing stored remains.
+                    // Bytes that are no session: no token of this session is readable there. The
+                    // store keeps them (set aside, or for a later set-aside), and never hands them
+                    // out as a session.
                     state.withLock { $0.pendingRemoval = nil }
                 } catch {
                     removeError = error

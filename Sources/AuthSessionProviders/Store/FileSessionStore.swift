@@ -28,6 +28,10 @@ import Musl
 ///   old one and `fsync`s the folder: a process killed at any moment leaves the old session or
 ///   the new one, never a mix and never nothing. On Apple platforms the syncs are `F_FULLFSYNC`,
 ///   since `fsync` there stops at the drive's cache (`fsync` where a file system refuses it).
+/// - **Data protection (iOS)**: the file has the app's default protection class. Before the first
+///   unlock (and while locked, for an app whose default is Complete) `open` answers `EPERM`,
+///   which is ``SessionStoreError/unavailable(reason:)``, never "no session": the manager stays
+///   loading. On macOS and Linux `EPERM` is a lasting denial, an `.io` error.
 /// - **App extensions**: an app and its extensions share one store in their app group's
 ///   container (`FileManager.containerURL(forSecurityApplicationGroupIdentifier:)`), which every
 ///   target lists under App Groups; each process's own folders are not visible to the others.

@@ -63,10 +63,12 @@ enum FileSystem {
         }
     }
 
-    /// Whether `open` answers `EPERM` for a file protected by data protection while the device is
-    /// locked (or not yet unlocked since it started): Apple platforms.
+    /// Whether `open` answering `EPERM` means a file data protection keeps closed while the device
+    /// is locked (or not yet unlocked since it started): iOS and its kin. Not macOS (Mac Catalyst
+    /// included), where a process runs in a logged-in session and `EPERM` is a lasting denial (the
+    /// sandbox, privacy permissions), nor Linux.
     static var refusesProtectedFilesWithEPERM: Bool {
-        #if canImport(Darwin)
+        #if canImport(Darwin) && !os(macOS) && !targetEnvironment(macCatalyst)
         true
         #else
         false
@@ -74,8 +76,8 @@ enum FileSystem {
     }
 
     /// The error for an `open` of `path` that failed with `code`: a symbolic link is refused; on
-    /// Apple platforms `EPERM` is a file data protection keeps closed until the device is unlocked
-    /// (iOS may launch an app before the first unlock), so it is
+    /// iOS `EPERM` is a file data protection keeps closed until the device is unlocked (iOS may
+    /// launch an app before the first unlock), so it is
     /// ``SessionStoreError/unavailable(reason:)``, never "no session"; anything else is `.io`.
     static func openError(
         _ code: Int32,

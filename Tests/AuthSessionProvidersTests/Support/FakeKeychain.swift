@@ -11,9 +11,11 @@ import Foundation
 ///   attribute a query may match on, not part of that key.
 /// - Data protection: an `afterFirstUnlock` item is readable from the first unlock on, a
 ///   `whenUnlocked` or `whenPasscodeSet` one only while unlocked. While an item is not readable, a
-///   read (and a delete) answers ``unreadableAnswer``: `errSecItemNotFound` by default, what
-///   prewarmed launches before the first unlock report, or `errSecInteractionNotAllowed`; an add
-///   or an update that would need the class key answers `errSecInteractionNotAllowed`.
+///   read, an update and a delete of it answer ``unreadableAnswer``: `errSecItemNotFound` by
+///   default, what prewarmed launches before the first unlock report, or
+///   `errSecInteractionNotAllowed`; an add (or an update to a protection) that would need the
+///   class key answers `errSecInteractionNotAllowed`, after a duplicate if
+///   ``checksUniquenessFirst``.
 /// - An access-controlled item needs an authentication; without one a read answers
 ///   `errSecInteractionNotAllowed` (the store's context may not prompt).
 /// - Without the entitlement, reads answer `errSecItemNotFound` and every write
@@ -161,9 +163,9 @@ final class FakeKeychain: KeychainItems {
         call(.update, address) { state in
             if !state.hasEntitlement { return .missingEntitlement }
             guard let item = state.items[address] else { return .itemNotFound }
-            guard Self.isReadable(item.protection, in: state.deviceState),
-                Self.isReadable(protection, in: state.deviceState)
-            else { return .interactionNotAllowed }
+            // Like a read, an update cannot match an item it cannot see.
+            guard Self.isReadable(item.protection, in: state.deviceState) else { return state.unreadableAnswer }
+            guard Self.isReadable(protection, in: state.deviceState) else { return .interactionNotAllowed }
             state.items[address] = Item(contents: contents, protection: protection)
             return .success
         }

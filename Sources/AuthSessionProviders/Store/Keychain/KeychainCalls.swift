@@ -71,6 +71,14 @@ struct KeychainCalls: Hashable, Sendable {
     /// `kSecUseDataProtectionKeychain` on every call.
     var usesDataProtectionKeychain: Bool
 
+    /// Whether the calls use the data-protection keychain, as a store asked on a platform: only
+    /// macOS has another one; elsewhere (iOS, Mac Catalyst, visionOS) every item is in the
+    /// data-protection keychain, whatever was asked, so the accessibility and an access control
+    /// are always written.
+    static func usesDataProtectionKeychain(requested: Bool, isMacOS: Bool) -> Bool {
+        requested || !isMacOS
+    }
+
     /// Whether every call carries the store's authentication context.
     var carriesAuthenticationContext: Bool
 

@@ -57,7 +57,8 @@ extension KeychainSessionStore {
     ///   fingers change. The manager cannot tell that from "not yet authenticated", and its
     ///   sign-out removes only what it could read: when ``KeychainSessionStore/authenticate(reason:)``
     ///   succeeds and the item still cannot be read, call ``KeychainSessionStore/remove()`` (a delete
-    ///   needs no authentication) and show sign-in.
+    ///   needs no authentication), then ``ManagedSessionProvider/reloadStore()``, which finds no
+    ///   session and shows sign-in.
     /// - It needs the data-protection keychain: with `usesDataProtectionKeychain: false` every save
     ///   fails with `errSecParam`.
     ///

@@ -27,7 +27,8 @@ import Foundation
 ///   item saved meanwhile stays. An item without a stamp (an earlier version wrote it) is copied
 ///   instead (`<account>.corrupt-unstamped-<hash>`, once) and stays until a save replaces it. A
 ///   load made outside exclusive access while another caller holds it does not wait: the item
-///   stays in place, and the next load inside exclusive access sets it aside.
+///   stays in place, and the next exclusive access of this store sets it aside (a save or a
+///   removal before that copies it aside first).
 /// - **macOS uses the data-protection keychain** (`kSecUseDataProtectionKeychain`), where the
 ///   accessibility and the access group apply as on iOS. A process without the entitlement it
 ///   needs, such as an unsigned command-line tool, gets ``SessionStoreError/missingEntitlement(operation:)``.
@@ -36,8 +37,12 @@ import Foundation
 /// (``Accessibility/afterFirstUnlockThisDeviceOnly``) unless you choose otherwise; see
 /// ``Accessibility`` and ``AccessControl`` for the trade-offs. Pass an `accessGroup` to share the
 /// session with your app extensions (the README's "Apple platforms" section has the recipe).
-/// Choose the group before the first release: a store with a group does not find an item saved
-/// without one, and moving an existing item into a group is a migration this store does not make.
+/// Choose the group before the first release, and pass it: an item is in exactly one group, a
+/// store without a group reads from every group the app has but adds to the first, so turning on
+/// Keychain Sharing later can leave two items (this store does not migrate one into a group).
+///
+/// "Not found" is trusted only while the device is unlocked: a signed-out user's launch in the
+/// background on a locked device (a push, a widget) stays loading until the device is unlocked.
 ///
 /// Each call is a request to the system's keychain daemon (a few milliseconds); the manager's
 /// first load runs in the handle's initializer, on the thread that creates it. ``remove()`` needs
@@ -46,7 +51,8 @@ import Foundation
 /// On Linux the type exists, without a public initializer, so that its logic is tested there
 /// against a fake keychain; the Keychain calls themselves are Apple's.
 ///
-/// All operations are thread-safe. ``withExclusiveAccess(_:)`` excludes callers in this process.
+/// All operations are thread-safe. ``withExclusiveAccess(_:)`` excludes the callers of this
+/// instance: share one store per item in a process.
 public final class KeychainSessionStore: SessionStore {
 
     /// The item's service (`kSecAttrService`), usually the app's bundle identifier.
@@ -73,6 +79,9 @@ public final class KeychainSessionStore: SessionStore {
     /// The thread inside ``withExclusiveAccess(_:)``, so that a load made inside it sets a corrupt
     /// item aside without taking the (non-recursive) access again.
     private let exclusiveHolder = ConcurrencySafeContainer<ObjectIdentifier?>(nil)
+    /// A corrupt item a load found while another caller held exclusive access: set aside by the
+    /// next exclusive access, save or removal, before it can overwrite the bytes.
+    private let pendingSetAside = ConcurrencySafeContainer<KeychainItemContents?>(nil)
 
     /// How many times a save adds again after finding the item gone between its add and its update.
     static let maximumSaveAttempts = 4
@@ -133,6 +142,7 @@ public final class KeychainSessionStore: SessionStore {
     /// - Throws: ``SessionStoreError``: `.unavailable` while the device is locked (the stored item
     ///   is unchanged), `.missingEntitlement` or `.keychain` when the Keychain refuses.
     public func save(_ session: ManagedSession) throws(SessionStoreError) {
+        setAsidePending()
         let contents = KeychainItemContents(data: SessionFormat.encode(session), stamp: Self.newStamp())
         for _ in 0..<Self.maximumSaveAttempts {
             let added = items.add(address, contents, protection: protection)
@@ -141,6 +151,9 @@ public final class KeychainSessionStore: SessionStore {
             let updated = items.update(address, to: contents, protection: protection)
             if updated == .success { return }
             guard updated == .itemNotFound else { throw updated.sessionStoreError(operation: "SecItemUpdate") }
+            // Removed between the two calls, or there but hidden: an add can find an item a locked
+            // device's update cannot see. Then it is unavailable, not a race to run again.
+            try confirmProtectedDataAvailable(after: "SecItemUpdate")
         }
         throw KeychainStatus.duplicateItem.sessionStoreError(operation: "SecItemAdd")
     }
@@ -152,6 +165,7 @@ public final class KeychainSessionStore: SessionStore {
     ///   cannot be trusted (the item may still be there: try again once unlocked),
     ///   `.missingEntitlement` or `.keychain` when the Keychain refuses.
     public func remove() throws(SessionStoreError) {
+        setAsidePending()
         let status = items.delete(address)
         switch status {
         case .success:
@@ -173,7 +187,14 @@ public final class KeychainSessionStore: SessionStore {
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws.
     public func withExclusiveAccess<Result>(_ body: () throws -> Result) throws -> Result {
-        try exclusive.withLock { _ in try holdingExclusiveAccess(body) }
+        try exclusive.withLock { _ in
+            try holdingExclusiveAccess {
+                if let pending = pendingSetAside.withLock({ $0.take() }) {
+                    _ = moveAside(pending)
+                }
+                return try body()
+            }
+        }
     }
 
     /// Runs `body`, known to this store as the thread inside exclusive access.
@@ -265,7 +286,29 @@ public final class KeychainSessionStore: SessionStore {
         if exclusiveHolder.withLock({ $0 == thread }) {
             return moveAside(corrupt)
         }
-        return exclusive.withLockIfAvailable { _ in holdingExclusiveAccess { moveAside(corrupt) } } ?? nil
+        guard let moved = exclusive.withLockIfAvailable({ _ in holdingExclusiveAccess { moveAside(corrupt) } }) else {
+            pendingSetAside.withLock { $0 = corrupt }
+            return nil
+        }
+        return moved
+    }
+
+    /// Before a save or a removal replaces it: copies aside the corrupt item a load could not set
+    /// aside, if it is still there. A copy needs no exclusive access, since the item itself is
+    /// left to the save or the removal.
+    private func setAsidePending() {
+        guard let pending = pendingSetAside.withLock({ $0.take() }),
+            case .success(let current) = items.read(address), current == pending
+        else { return }
+        _ = copyAside(pending)
+    }
+
+    /// Copies `corrupt` to an account its bytes decide (`<account>.corrupt-unstamped-<hash>`), once;
+    /// returns the account, or `nil` if the copy failed.
+    private func copyAside(_ corrupt: KeychainItemContents) -> String? {
+        let aside = "\(account).corrupt-unstamped-\(Self.fingerprint(corrupt.data))"
+        let copied = items.add(address.withAccount(aside), corrupt, protection: protection)
+        return copied == .success || copied == .duplicateItem ? aside : nil
     }
 
     /// Moves the corrupt item to another account by its stamp, so that a good item saved
@@ -280,9 +323,8 @@ public final class KeychainSessionStore: SessionStore {
             aside = "\(account).corrupt-\(date)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
             guard items.move(address, stamp: stamp, toAccount: aside) == .success else { return nil }
         } else {
-            aside = "\(account).corrupt-unstamped-\(Self.fingerprint(corrupt.data))"
-            let copied = items.add(address.withAccount(aside), corrupt, protection: protection)
-            guard copied == .success || copied == .duplicateItem else { return nil }
+            guard let copied = copyAside(corrupt) else { return nil }
+            aside = copied
         }
         return "the Keychain item of service \"\(service)\", account \"\(aside)\""
     }

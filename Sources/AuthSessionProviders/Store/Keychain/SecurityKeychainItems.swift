@@ -29,7 +29,8 @@ extension KeychainSessionStore {
     ///     entitlement the former needs). The login keychain ignores the accessibility and the
     ///     access group, refuses an access control (saves fail with `errSecParam`), and may show a
     ///     dialog of its own, blocking the reading thread, when it is locked or does not trust the
-    ///     tool (an unsigned tool is a new one after each build). Other platforms ignore it.
+    ///     tool (an unsigned tool is a new one after each build). Other platforms, Mac Catalyst
+    ///     included, have only the data-protection keychain and ignore it.
     public convenience init(
         service: String,
         account: String = "session",
@@ -44,10 +45,7 @@ extension KeychainSessionStore {
             accessGroup: accessGroup,
             accessibility: accessibility,
             accessControl: accessControl,
-            items: SecurityKeychainItems(
-                usesDataProtectionKeychain: usesDataProtectionKeychain,
-                carriesAuthenticationContext: accessControl != nil
-            )
+            items: SecurityKeychainItems(usesDataProtectionKeychain: usesDataProtectionKeychain)
         )
     }
 }
@@ -63,20 +61,33 @@ final class SecurityKeychainItems: KeychainItems {
     let calls: KeychainCalls
 
     #if canImport(LocalAuthentication) && !os(tvOS)
-    /// The context the calls carry when the store has an access control: it never shows a
-    /// prompt, and once authenticated it opens the item.
-    private let authentication: ConcurrencySafeContainer<KeychainAuthenticationContext>?
+    /// The context the calls carry: it never shows a prompt, and once authenticated it opens an
+    /// access-controlled item.
+    private let authentication: ConcurrencySafeContainer<KeychainAuthenticationContext>
     #endif
 
-    init(usesDataProtectionKeychain: Bool, carriesAuthenticationContext: Bool) {
-        calls = KeychainCalls(
-            usesDataProtectionKeychain: usesDataProtectionKeychain,
-            carriesAuthenticationContext: carriesAuthenticationContext
-        )
-        #if canImport(LocalAuthentication) && !os(tvOS)
-        authentication =
-            carriesAuthenticationContext ? ConcurrencySafeContainer(KeychainAuthenticationContext(LAContext())) : nil
+    init(usesDataProtectionKeychain requested: Bool) {
+        #if os(macOS)
+        let isMacOS = true
+        #else
+        let isMacOS = false
         #endif
+        #if canImport(LocalAuthentication) && !os(tvOS)
+        // Every call carries a context that may not prompt, with an access control or without:
+        // an item another configuration protected so answers "interaction not allowed" instead
+        // of blocking the reading thread on a prompt.
+        authentication = ConcurrencySafeContainer(KeychainAuthenticationContext(LAContext()))
+        let carriesContext = true
+        #else
+        let carriesContext = false
+        #endif
+        calls = KeychainCalls(
+            usesDataProtectionKeychain: KeychainCalls.usesDataProtectionKeychain(
+                requested: requested,
+                isMacOS: isMacOS
+            ),
+            carriesAuthenticationContext: carriesContext
+        )
     }
 
     func read(_ address: KeychainItemAddress) -> Result<KeychainItemContents, KeychainStatus> {
@@ -127,7 +138,7 @@ final class SecurityKeychainItems: KeychainItems {
 
     func authenticate(reason: String, protection: KeychainItemProtection) async throws(BiometricAuthenticationError) {
         #if canImport(LocalAuthentication) && !os(tvOS)
-        guard let authentication, let accessControl = protection.accessControl else { return }
+        guard let accessControl = protection.accessControl else { return }
         guard let access = Self.accessControl(accessControl, accessibility: protection.accessibility) else {
             throw .other
         }
@@ -151,7 +162,7 @@ final class SecurityKeychainItems: KeychainItems {
     func forgetAuthentication() {
         #if canImport(LocalAuthentication) && !os(tvOS)
         let fresh = KeychainAuthenticationContext(LAContext())
-        authentication?.withLock { $0 = fresh }
+        authentication.withLock { $0 = fresh }
         #endif
     }
 
@@ -203,7 +214,7 @@ final class SecurityKeychainItems: KeychainItems {
     /// The context the calls carry, if this store has one.
     private var authenticationContext: Any? {
         #if canImport(LocalAuthentication) && !os(tvOS)
-        authentication?.withLock { $0.context }
+        authentication.withLock { $0.context }
         #else
         nil
         #endif
