@@ -57,6 +57,22 @@ private func launch(
     return (activation, provider, handle, recorder)
 }
 
+/// Expects `body` to throw ``SessionStoreError/unavailable(reason:)``; `otherwise` says what it
+/// would mean if it returned.
+private func expectUnavailable(
+    _ otherwise: String,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () throws -> Void
+) {
+    do {
+        try body()
+        Issue.record(Comment(rawValue: otherwise), sourceLocation: sourceLocation)
+    } catch SessionStoreError.unavailable {
+    } catch {
+        Issue.record("expected unavailable, got \(error)", sourceLocation: sourceLocation)
+    }
+}
+
 /// The calls that could lose the main item: anything but a read or an add naming it.
 private func destructiveCalls(_ keychain: FakeKeychain) -> [FakeKeychain.Operation] {
     keychain.calls.filter { $0.account == "session" && ![.read, .add].contains($0.operation) }.map(\.operation)
@@ -189,13 +205,7 @@ struct KeychainSessionStoreTests {
     func emptyBeforeFirstUnlock() throws {
         let keychain = FakeKeychain(deviceState: .beforeFirstUnlock)
         let store = makeStore(keychain)
-        do {
-            _ = try store.load()
-            Issue.record("a load before the first unlock returned")
-        } catch .unavailable {
-        } catch {
-            Issue.record("expected unavailable, got \(error)")
-        }
+        expectUnavailable("a load before the first unlock returned") { _ = try store.load() }
         keychain.deviceState = .unlocked
         #expect(try store.load() == nil, "once unlocked, 'not found' is trusted")
     }
@@ -211,12 +221,8 @@ struct KeychainSessionStoreTests {
         }
         try background.save(sampleSession(counter: 1))
         #expect(try background.load() == sampleSession(counter: 1), "after the first unlock, readable while locked")
-        do {
+        expectUnavailable("a when-unlocked save succeeded while locked") {
             try foreground.save(sampleSession(counter: 2))
-            Issue.record("a when-unlocked save succeeded while locked")
-        } catch .unavailable {
-        } catch {
-            Issue.record("expected unavailable, got \(error)")
         }
         #expect(try background.load() == sampleSession(counter: 1), "a refused save changes nothing")
         keychain.deviceState = .unlocked
@@ -232,13 +238,7 @@ struct KeychainSessionStoreTests {
         try earlier.save(sampleSession(counter: 3))
         keychain.deviceState = .locked
         let store = makeStore(keychain)
-        do {
-            _ = try store.load()
-            Issue.record("a locked, stricter item read as 'no session'")
-        } catch .unavailable {
-        } catch {
-            Issue.record("expected unavailable, got \(error)")
-        }
+        expectUnavailable("a locked, stricter item read as 'no session'") { _ = try store.load() }
         #expect(destructiveCalls(keychain).isEmpty)
         keychain.deviceState = .unlocked
         #expect(try store.load() == sampleSession(counter: 3))
@@ -254,12 +254,8 @@ struct KeychainSessionStoreTests {
         let store = makeStore(keychain)
         let probe = mainAddress.withAccount(store.probeAccount)
         keychain.plant(Data([0]), at: probe, protection: KeychainSessionStore.probeProtection)
-        do {
+        expectUnavailable("'not found' trusted before the first unlock, because of a stale probe") {
             _ = try store.load()
-            Issue.record("'not found' trusted before the first unlock, because of a stale probe")
-        } catch .unavailable {
-        } catch {
-            Issue.record("expected unavailable, got \(error)")
         }
         keychain.deviceState = .unlocked
         #expect(try store.load() == nil)
@@ -272,13 +268,7 @@ struct KeychainSessionStoreTests {
         let store = makeStore(keychain)
         try store.save(sampleSession())
         keychain.deviceState = .beforeFirstUnlock
-        do {
-            try store.remove()
-            Issue.record("a removal that could not see the item reported success")
-        } catch .unavailable {
-        } catch {
-            Issue.record("expected unavailable, got \(error)")
-        }
+        expectUnavailable("a removal that could not see the item reported success") { try store.remove() }
         #expect(keychain.item(at: mainAddress) != nil)
         keychain.deviceState = .unlocked
         try store.remove()
@@ -400,13 +390,7 @@ struct KeychainSessionStoreTests {
         let store = makeStore(keychain, accessibility: .whenUnlockedThisDeviceOnly)
         try store.save(sampleSession(counter: 1))
         keychain.deviceState = .locked
-        do {
-            try store.save(sampleSession(counter: 2))
-            Issue.record("a save while locked succeeded")
-        } catch .unavailable {
-        } catch {
-            Issue.record("expected unavailable, got \(error)")
-        }
+        expectUnavailable("a save while locked succeeded") { try store.save(sampleSession(counter: 2)) }
         keychain.deviceState = .unlocked
         #expect(try store.load() == sampleSession(counter: 1))
     }
@@ -721,13 +705,7 @@ struct KeychainSessionStoreTests {
         let store = makeStore(keychain)
         try store.save(sampleSession(counter: 1))
         keychain.deviceState = .beforeFirstUnlock
-        do {
-            try store.save(sampleSession(counter: 2))
-            Issue.record("a save over a hidden item succeeded")
-        } catch .unavailable {
-        } catch {
-            Issue.record("expected unavailable, got \(error)")
-        }
+        expectUnavailable("a save over a hidden item succeeded") { try store.save(sampleSession(counter: 2)) }
         keychain.deviceState = .unlocked
         #expect(try store.load() == sampleSession(counter: 1))
     }
@@ -810,13 +788,7 @@ struct KeychainSessionStoreTests {
         let keychain = FakeKeychain()
         let store = makeStore(keychain, accessControl: .userPresence)
         try store.save(sampleSession())
-        do {
-            _ = try store.load()
-            Issue.record("an access-controlled item read without authentication")
-        } catch .unavailable {
-        } catch {
-            Issue.record("expected unavailable, got \(error)")
-        }
+        expectUnavailable("an access-controlled item read without authentication") { _ = try store.load() }
         #expect(keychain.authenticationCount == 0, "a load never prompts")
         try await store.authenticate(reason: "Unlock your account")
         #expect(keychain.authenticationCount == 1)
