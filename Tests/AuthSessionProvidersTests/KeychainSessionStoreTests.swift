@@ -28,33 +28,47 @@ private func makeStore(
     )
 }
 
-/// An app's launch on `store`: the manager, its handle (created now, so the store is loaded), a
-/// recorder subscribed right after, and the activation signal both listen to.
-private func launch(
-    store: KeychainSessionStore,
-    server: InProcessAuthorizationServer,
-    clock: ManualClock
-) -> (
-    ManualActivationSignal, ManagedSessionProvider, AuthSessionHandle<ManagedSessionProvider>,
-    RecordingAuthSessionDelegate
-) {
-    let activation = ManualActivationSignal()
-    let provider = ManagedSessionProvider(
-        store: store,
-        remote: server,
-        retryPolicy: immediateRetries,
-        clock: clock,
-        configuration: .init(checksCredentialState: false, activationSignal: activation)
-    )
-    let handle = AuthSessionHandle(
-        sessionProvider: provider,
-        biometricAuthenticator: MockBiometricAuthenticator(),
-        activationSignal: activation,
-        clock: clock
-    )
-    let recorder = RecordingAuthSessionDelegate()
-    handle.subscribeDelegate(recorder, receive: recorder.queue)
-    return (activation, provider, handle, recorder)
+/// A session the in-process server issued, saved in a fake keychain: what an app's launch finds.
+private struct StoredSessionFixture {
+    let clock: ManualClock
+    let server: InProcessAuthorizationServer
+    let keychain = FakeKeychain()
+    let store: KeychainSessionStore
+    let stored: ManagedSession
+
+    init(accessControl: KeychainSessionStore.AccessControl? = nil) async throws {
+        let clock = ManualClock()
+        self.clock = clock
+        server = InProcessAuthorizationServer(clock: clock)
+        stored = try await issuedSession(by: server, at: clock)
+        store = makeStore(keychain, accessControl: accessControl)
+        try store.save(stored)
+    }
+
+    /// The app's launch: the manager, its handle (created now, so the store is loaded), a
+    /// recorder subscribed right after, and the activation signal both listen to.
+    func launch() -> (
+        ManualActivationSignal, ManagedSessionProvider, AuthSessionHandle<ManagedSessionProvider>,
+        RecordingAuthSessionDelegate
+    ) {
+        let activation = ManualActivationSignal()
+        let provider = ManagedSessionProvider(
+            store: store,
+            remote: server,
+            retryPolicy: immediateRetries,
+            clock: clock,
+            configuration: .init(checksCredentialState: false, activationSignal: activation)
+        )
+        let handle = AuthSessionHandle(
+            sessionProvider: provider,
+            biometricAuthenticator: MockBiometricAuthenticator(),
+            activationSignal: activation,
+            clock: clock
+        )
+        let recorder = RecordingAuthSessionDelegate()
+        handle.subscribeDelegate(recorder, receive: recorder.queue)
+        return (activation, provider, handle, recorder)
+    }
 }
 
 /// Expects `body` to throw ``SessionStoreError/unavailable(reason:)``; `otherwise` says what it
@@ -277,29 +291,24 @@ struct KeychainSessionStoreTests {
 
     @Test("the manager at a launch before the first unlock: loading, nothing deleted; the unlock signs in")
     func managerLaunchBeforeFirstUnlock() async throws {
-        let clock = ManualClock()
-        let server = InProcessAuthorizationServer(clock: clock)
-        let stored = try await issuedSession(by: server, at: clock)
-        let keychain = FakeKeychain()
-        let store = makeStore(keychain)
-        try store.save(stored)
-        let item = keychain.item(at: mainAddress)
-        keychain.deviceState = .beforeFirstUnlock
+        let fixture = try await StoredSessionFixture()
+        let item = fixture.keychain.item(at: mainAddress)
+        fixture.keychain.deviceState = .beforeFirstUnlock
 
-        let (activation, provider, handle, recorder) = launch(store: store, server: server, clock: clock)
+        let (activation, provider, handle, recorder) = fixture.launch()
 
         #expect(handle.sessionStatus == .syncing)
         // The manager tries again on its clock and on activations; every try finds it locked.
-        try await clock.waitForSleepers()
-        _ = clock.advanceToNextDeadline()
-        try await clock.waitForSleepers()
+        try await fixture.clock.waitForSleepers()
+        _ = fixture.clock.advanceToNextDeadline()
+        try await fixture.clock.waitForSleepers()
         activation.fire()
         await provider.waitUntilIdle()
         await handle.waitUntilIdle()
         await recorder.drain()
         #expect(handle.sessionStatus == .syncing, "still loading: before the first unlock is not signed out")
-        #expect(keychain.item(at: mainAddress) == item, "the stored session is untouched")
-        #expect(destructiveCalls(keychain).isEmpty)
+        #expect(fixture.keychain.item(at: mainAddress) == item, "the stored session is untouched")
+        #expect(destructiveCalls(fixture.keychain).isEmpty)
         #expect(
             !recorder.events.contains {
                 if case .logout = $0 { return true }
@@ -307,10 +316,10 @@ struct KeychainSessionStoreTests {
             }
         )
 
-        keychain.deviceState = .unlocked
+        fixture.keychain.deviceState = .unlocked
         activation.fire()
         try await recorder.waitForStatus(.signedIn)
-        #expect(provider.session == stored)
+        #expect(provider.session == fixture.stored)
     }
 
     // MARK: - First saves at once
@@ -519,7 +528,7 @@ struct KeychainSessionStoreTests {
         }
         keychain.afterCall.withLock { $0 = nil }
         #expect(try store.load() == sampleSession(counter: 8), "the good session stays where it is")
-        let copies = keychain.items.filter { $0.key.account.hasPrefix("session.corrupt-unstamped-") }
+        let copies = keychain.items.filter { $0.key.account.hasPrefix("session.corrupt-copy-") }
         #expect(copies.count == 1 && copies.first?.value.contents.data == garbage, "the bytes are kept")
         let copyAccount = try #require(copies.first?.key.account)
         #expect(location?.contains(copyAccount) == true, "the error says where the bytes went")
@@ -606,20 +615,19 @@ struct KeychainSessionStoreTests {
 
     @Test("signing out while a refresh holds the store, the item found corrupt: the sign-out returns at once")
     func signOutDuringRefreshWithCorruptItem() async throws {
-        let clock = ManualClock()
-        let server = InProcessAuthorizationServer(clock: clock)
-        let stored = try await issuedSession(by: server, at: clock)
-        let keychain = FakeKeychain()
-        let store = makeStore(keychain)
-        try store.save(stored)
-        let (_, provider, handle, _) = launch(store: store, server: server, clock: clock)
+        let fixture = try await StoredSessionFixture()
+        let (_, provider, handle, _) = fixture.launch()
         #expect(handle.sessionStatus == .signedIn)
-        server.holdsRefreshes = true
-        let refresh = Task { try? await provider.refresh() }
-        try await server.waitForHeldRefreshes(1)
+        fixture.server.holdsRefreshes = true
+        let refreshEnded = ConcurrencySafeContainer(false)
+        let refresh = Task {
+            defer { refreshEnded.withLock { $0 = true } }
+            return try? await provider.refresh()
+        }
+        try await fixture.server.waitForHeldRefreshes(1)
         // Another writer leaves bytes that are not a session, while the refresh waits for the server.
         let garbage = Data("garbage".utf8)
-        keychain.plant(garbage, at: mainAddress, stamp: Data([7]), protection: afterFirstUnlock)
+        fixture.keychain.plant(garbage, at: mainAddress, stamp: Data([7]), protection: afterFirstUnlock)
         let returned = ConcurrencySafeContainer(false)
         let signOut = Thread {
             try? provider.signout(with: nil)  // the user taps "Sign out", on the main thread
@@ -631,15 +639,16 @@ struct KeychainSessionStoreTests {
             // Recorded; releasing the refresh now would deadlock the two threads for good.
             return
         }
-        server.releaseHeldRefreshes()
+        fixture.server.releaseHeldRefreshes()
+        try await waitUntil(timeout: 60) { refreshEnded.withLock { $0 } }
         _ = await refresh.value
         await provider.waitUntilIdle()
         await handle.waitUntilIdle()
         #expect(provider.session == nil)
         #expect(handle.sessionStatus == .signedOut)
-        let main = keychain.item(at: mainAddress)?.contents.data
+        let main = fixture.keychain.item(at: mainAddress)?.contents.data
         #expect(main == nil || main == garbage, "no session written after the sign-out")
-        #expect(keychain.items.values.contains { $0.contents.data == garbage }, "the bytes are kept")
+        #expect(fixture.keychain.items.values.contains { $0.contents.data == garbage }, "the bytes are kept")
     }
 
     @Test(
@@ -647,29 +656,29 @@ struct KeychainSessionStoreTests {
         arguments: [Data([7]), nil]
     )
     func corruptAtRefreshCommit(stamp: Data?) async throws {
-        let clock = ManualClock()
-        let server = InProcessAuthorizationServer(clock: clock)
-        let stored = try await issuedSession(by: server, at: clock)
-        let keychain = FakeKeychain()
-        let store = makeStore(keychain)
-        try store.save(stored)
-        let (_, provider, handle, recorder) = launch(store: store, server: server, clock: clock)
-        server.holdsRefreshes = true
-        let refresh = Task { try await provider.refresh() }
-        try await server.waitForHeldRefreshes(1)
+        let fixture = try await StoredSessionFixture()
+        let (_, provider, handle, recorder) = fixture.launch()
+        fixture.server.holdsRefreshes = true
+        let refreshEnded = ConcurrencySafeContainer(false)
+        let refresh = Task {
+            defer { refreshEnded.withLock { $0 = true } }
+            return try await provider.refresh()
+        }
+        try await fixture.server.waitForHeldRefreshes(1)
         // Bytes that are no session appear while the server answers (stamped, or an earlier
         // version's without a stamp).
         let garbage = Data("garbage".utf8)
-        keychain.plant(garbage, at: mainAddress, stamp: stamp, protection: afterFirstUnlock)
-        server.releaseHeldRefreshes()
+        fixture.keychain.plant(garbage, at: mainAddress, stamp: stamp, protection: afterFirstUnlock)
+        fixture.server.releaseHeldRefreshes()
+        try await waitUntil(timeout: 60) { refreshEnded.withLock { $0 } }
         let refreshed = try await refresh.value
         await provider.waitUntilIdle()
         await handle.waitUntilIdle()
         await recorder.drain()
         #expect(handle.sessionStatus == .signedIn)
         #expect(provider.session == refreshed)
-        #expect(try store.load() == refreshed, "the rotated tokens are stored, not lost")
-        #expect(keychain.items.values.contains { $0.contents.data == garbage }, "the bytes are kept")
+        #expect(try fixture.store.load() == refreshed, "the rotated tokens are stored, not lost")
+        #expect(fixture.keychain.items.values.contains { $0.contents.data == garbage }, "the bytes are kept")
         #expect(
             !recorder.events.contains {
                 if case .logout = $0 { return true }
@@ -680,22 +689,17 @@ struct KeychainSessionStoreTests {
 
     @Test("a corrupt item found by the biometric setting's write is no sign-out: the session is written back")
     func corruptAtBiometricSetting() async throws {
-        let clock = ManualClock()
-        let server = InProcessAuthorizationServer(clock: clock)
-        let stored = try await issuedSession(by: server, at: clock)
-        let keychain = FakeKeychain()
-        let store = makeStore(keychain)
-        try store.save(stored)
-        let (_, provider, handle, _) = launch(store: store, server: server, clock: clock)
-        keychain.plant(Data("garbage".utf8), at: mainAddress, stamp: Data([7]), protection: afterFirstUnlock)
+        let fixture = try await StoredSessionFixture()
+        let (_, provider, handle, _) = fixture.launch()
+        fixture.keychain.plant(Data("garbage".utf8), at: mainAddress, stamp: Data([7]), protection: afterFirstUnlock)
         provider.setBioMetricAuthentication(true)
-        #expect(try store.load()?.isBiometricAuthenticationEnabled == true)
-        #expect(try store.load()?.refreshToken == stored.refreshToken)
+        #expect(try fixture.store.load()?.isBiometricAuthenticationEnabled == true)
+        #expect(try fixture.store.load()?.refreshToken == fixture.stored.refreshToken)
         _ = try await provider.refresh()
         await provider.waitUntilIdle()
         await handle.waitUntilIdle()
         #expect(provider.session != nil, "the next refresh finds the session, not a sign-out elsewhere")
-        #expect(try store.load() == provider.session)
+        #expect(try fixture.store.load() == provider.session)
     }
 
     @Test("a save before the first unlock over an item the keychain hides is unavailable, not a keychain error")
@@ -808,22 +812,17 @@ struct KeychainSessionStoreTests {
         "the manager with an access-controlled item: loading until the app authenticates, then reloadStore() signs in"
     )
     func accessControlWithManager() async throws {
-        let clock = ManualClock()
-        let server = InProcessAuthorizationServer(clock: clock)
-        let stored = try await issuedSession(by: server, at: clock)
-        let keychain = FakeKeychain()
-        let store = makeStore(keychain, accessControl: .biometryCurrentSet)
-        try store.save(stored)
-        let (_, provider, handle, recorder) = launch(store: store, server: server, clock: clock)
+        let fixture = try await StoredSessionFixture(accessControl: .biometryCurrentSet)
+        let (_, provider, handle, recorder) = fixture.launch()
         #expect(handle.sessionStatus == .syncing)
         provider.reloadStore()
         await provider.waitUntilIdle()
         #expect(handle.sessionStatus == .syncing, "reloading before the authentication changes nothing")
 
-        try await store.authenticate(reason: "Unlock your account")
+        try await fixture.store.authenticate(reason: "Unlock your account")
         provider.reloadStore()
         try await recorder.waitForStatus(.signedIn)
-        #expect(provider.session == stored)
-        #expect(keychain.authenticationCount == 1, "one prompt")
+        #expect(provider.session == fixture.stored)
+        #expect(fixture.keychain.authenticationCount == 1, "one prompt")
     }
 }

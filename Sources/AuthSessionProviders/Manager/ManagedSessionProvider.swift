@@ -618,13 +618,14 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                     // Another process sharing the store may have refreshed (adopt its rotation)
                     // or signed out.
                     let stored: ManagedSession?
-                    do throws(SessionStoreError) {
-                        stored = try store.load()
-                    } catch .corrupt {
-                        // The store set unreadable bytes aside: this process still has the session,
-                        // so it writes it back rather than reading the gap as a sign-out. Under
-                        // the write lock, and only if no sign-out or sign-in committed since the
-                        // check above: a signed-out session is never written back.
+                    switch try loadForCompare() {
+                    case .readable(let session):
+                        stored = session
+                    case .unreadable:
+                        // This process still has the session, so it writes it back rather than
+                        // reading the gap as a sign-out. Under the write lock, and only if no
+                        // sign-out or sign-in committed since the check above: a signed-out
+                        // session is never written back.
                         let writtenBack = writeLock.withLock { _ -> Result<Bool, SessionStoreError> in
                             guard isCurrent(flight) else { return .success(false) }
                             do throws(SessionStoreError) {
@@ -639,8 +640,6 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                         case .success(false): return .stale(orphaned: nil)
                         case .failure(let error): return .failed(.storage(error))
                         }
-                    } catch {
-                        return .failed(.storage(error))
                     }
                     guard let stored, stored.user.identifier == flight.session.user.identifier else {
                         return .terminal(.signedOutElsewhere, removesStore: false, orphaned: nil)
@@ -741,21 +740,20 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                     let startedFrom: Set<String?> =
                         flight.sessionIsUnsaved
                         ? [flight.storedRefreshToken, flight.session.refreshToken] : [flight.session.refreshToken]
-                    let found = try loadForCompare()
-                    if case .unreadable = found {
+                    switch try loadForCompare() {
+                    case .unreadable:
                         // Bytes that are no session, set aside by the store: this refresh's
                         // session is the one to keep, and is written.
-                    } else if case .readable(let stored?) = found, startedFrom.contains(stored.refreshToken) {
+                        break
+                    case .readable(let stored?) where startedFrom.contains(stored.refreshToken):
                         refreshed.isBiometricAuthenticationEnabled = stored.isBiometricAuthenticationEnabled
-                    } else if case .readable(let stored?) = found,
-                        stored.user.identifier == flight.session.user.identifier
-                    {
+                    case .readable(let stored?) where stored.user.identifier == flight.session.user.identifier:
                         // The same user signed in again there: adopt that session, and revoke
                         // the tokens this refresh obtained for nothing.
                         orphaned = refreshed.refreshToken
                         refreshed = stored
                         isStored = true
-                    } else {
+                    case .readable:
                         return .terminal(.signedOutElsewhere, removesStore: false, orphaned: refreshed.refreshToken)
                     }
                     if !isStored {

@@ -25,7 +25,7 @@ import Foundation
 ///   same service (`<account>.corrupt-<date>-<random>`), never deleted. The move is made inside
 ///   exclusive access, and only of the stamp that was read (each save stamps the item), so a good
 ///   item saved meanwhile stays. An item without a stamp (an earlier version wrote it) is copied
-///   instead (`<account>.corrupt-unstamped-<hash>`, once) and stays until a save replaces it. A
+///   instead (`<account>.corrupt-copy-<hash>`, once) and stays until a save replaces it. A
 ///   load made outside exclusive access while another caller holds it does not wait: the item
 ///   stays in place, and the next exclusive access of this store sets it aside (a save or a
 ///   removal before that copies it aside first).
@@ -177,10 +177,10 @@ public final class KeychainSessionStore: SessionStore {
         }
     }
 
-    /// Runs `body` while no other caller of this method in this process runs its own.
+    /// Runs `body` while no other caller of this method on this store instance runs its own.
     ///
-    /// It does not exclude other processes (an app extension sharing the item): see the README's
-    /// "Honest limits".
+    /// It excludes neither another instance for the same item nor another process (an app
+    /// extension sharing the item): see the README's "Honest limits" (g).
     ///
     /// - Parameter body: The read-modify-write; it may call ``load()``, ``save(_:)`` and
     ///   ``remove()``, not this method.
@@ -249,21 +249,17 @@ public final class KeychainSessionStore: SessionStore {
     /// before it needs the class key: it is deleted and the probe made once more.
     private func confirmProtectedDataAvailable(after operation: String) throws(SessionStoreError) {
         let probe = address.withAccount(probeAccount)
-        var status = KeychainStatus.duplicateItem
-        for attempt in 0..<2 {
-            status = items.add(
-                probe,
-                KeychainItemContents(data: Data([0]), stamp: nil),
-                protection: Self.probeProtection
-            )
-            if status == .success {
-                _ = items.delete(probe)
-                return
-            }
-            guard status == .duplicateItem, attempt == 0 else { break }
+        let addProbe = {
+            self.items.add(probe, KeychainItemContents(data: Data([0]), stamp: nil), protection: Self.probeProtection)
+        }
+        var status = addProbe()
+        if status == .duplicateItem {
             _ = items.delete(probe)
+            status = addProbe()
         }
         switch status {
+        case .success:
+            _ = items.delete(probe)
         case .interactionNotAllowed, .duplicateItem:
             throw .unavailable(
                 reason: "\(operation) found no item, but the device is locked or not yet unlocked since it started, "
@@ -279,8 +275,9 @@ public final class KeychainSessionStore: SessionStore {
     ///
     /// Inside exclusive access. A load made outside it takes the access only if it is free now:
     /// waiting could deadlock a caller that holds a lock the access's holder needs (the manager
-    /// signing out while its refresh holds the access), and a busy access leaves the item in
-    /// place, for the next load inside exclusive access.
+    /// signing out while its refresh holds the access). A busy access leaves the item in place and
+    /// remembers it: the next exclusive access moves it aside, and a save or a removal before that
+    /// copies it aside first.
     private func setAside(_ corrupt: KeychainItemContents) -> String? {
         let thread = ObjectIdentifier(Thread.current)
         if exclusiveHolder.withLock({ $0 == thread }) {
@@ -303,10 +300,10 @@ public final class KeychainSessionStore: SessionStore {
         _ = copyAside(pending)
     }
 
-    /// Copies `corrupt` to an account its bytes decide (`<account>.corrupt-unstamped-<hash>`), once;
-    /// returns the account, or `nil` if the copy failed.
+    /// Copies `corrupt` to an account its bytes decide (`<account>.corrupt-copy-<hash>`), so that
+    /// the same bytes are copied once; returns the account, or `nil` if the copy failed.
     private func copyAside(_ corrupt: KeychainItemContents) -> String? {
-        let aside = "\(account).corrupt-unstamped-\(Self.fingerprint(corrupt.data))"
+        let aside = "\(account).corrupt-copy-\(Self.fingerprint(corrupt.data))"
         let copied = items.add(address.withAccount(aside), corrupt, protection: protection)
         return copied == .success || copied == .duplicateItem ? aside : nil
     }
