@@ -83,7 +83,10 @@ public struct OAuth2Service: RemoteAuthService {
     ///
     /// An ID token in the answer must pass the claim checks, including `nonce` when the grant
     /// expects one. Without an ID token, and with ``OAuth2Configuration/fetchesUserInfo`` and an
-    /// `openid` scope, the user comes from the userinfo endpoint (best effort).
+    /// `openid` scope, the user comes from the userinfo endpoint (best effort); failing that, from
+    /// the `sub` of the introspection endpoint, if configured (best effort). Without either, the
+    /// user's identifier is empty and the session manager tells people apart by
+    /// ``ManagedSession/lineage``.
     ///
     /// - Parameter grant: The grant.
     /// - Returns: The tokens and, when known, the user.
@@ -100,6 +103,14 @@ public struct OAuth2Service: RemoteAuthService {
             (tokens.scope ?? scope).contains("openid")
         {
             tokens.user = try? await userInfo(accessToken: tokens.accessToken)
+        }
+        if tokens.user == nil, configuration.endpoints.introspection != nil,
+            let introspection = try? await introspect(tokens.accessToken, kind: .accessToken), introspection.isActive,
+            let subject = introspection.subject, !subject.isEmpty
+        {
+            // No ID token and no userinfo: the introspection's `sub`, when the server gives one,
+            // names the user (best effort; without it the session's lineage tells people apart).
+            tokens.user = ManagedUser(identifier: subject)
         }
         return tokens
     }

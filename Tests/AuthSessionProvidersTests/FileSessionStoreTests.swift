@@ -156,7 +156,7 @@ struct FileSessionStoreTests {
         let contents = Data(#"{"format":"AuthSessionKit.session","version":99,"session":{"new":"shape"}}"#.utf8)
         _ = FileManager.default.createFile(atPath: store.fileURL.path, contents: contents)
         chmod(store.fileURL.path, 0o600)
-        #expect(throws: SessionStoreError.unsupportedFormatVersion(found: 99, newestSupported: 1)) {
+        #expect(throws: SessionStoreError.unsupportedFormatVersion(found: 99, newestSupported: 2)) {
             try store.load()
         }
         #expect(bytes(store.fileURL.path) == contents, "not moved, not overwritten")

@@ -48,6 +48,26 @@ extension ManagedSessionProvider {
         /// notification), or `nil`.
         public var revocationSignal: (any CredentialRevocationSignal)?
 
+        /// How long a refresh's lease lasts (see ``RefreshLease``): processes sharing the store
+        /// wait this long at most for a refresh another process started and did not finish (one
+        /// suspended mid-call, say), unless its owner is found gone. A refresh abandons its
+        /// exchange with the server a little before the lease lapses (and reports a timeout), so a
+        /// running owner never loses its lease mid-call. 120 seconds by default: longer than
+        /// ``RetryPolicy/standard``'s attempts with a 30-second transport timeout need; raise it with
+        /// a longer transport timeout. At least 2 seconds.
+        public var refreshLeaseDuration: TimeInterval {
+            get { leaseDuration }
+            set { leaseDuration = max(2, newValue) }
+        }
+
+        private var leaseDuration: TimeInterval = 120
+
+        /// What asks the operating system for time to finish a refresh the app started before it
+        /// was sent to the background (`UIApplication.beginBackgroundTask` on iOS), or `nil`.
+        /// Nothing is held meanwhile: a process suspended mid-refresh blocks no other process
+        /// beyond its lease.
+        public var backgroundTask: (any BackgroundTaskAssertion)?
+
         /// Creates a configuration.
         ///
         /// - Parameters:
@@ -61,6 +81,8 @@ extension ManagedSessionProvider {
         ///   - revokesOnSignOut: Whether a sign-out revokes the refresh token.
         ///   - activationSignal: What reports activations.
         ///   - revocationSignal: What reports a pushed revocation.
+        ///   - refreshLeaseDuration: How long a refresh's lease lasts.
+        ///   - backgroundTask: What asks for time to finish a refresh in the background.
         public init(
             refreshMargin: TimeInterval = 60,
             checksCredentialState: Bool = true,
@@ -71,7 +93,9 @@ extension ManagedSessionProvider {
             refreshScope: [String]? = nil,
             revokesOnSignOut: Bool = true,
             activationSignal: any AppActivationSignal = NotificationCenterActivationSignal(),
-            revocationSignal: (any CredentialRevocationSignal)? = nil
+            revocationSignal: (any CredentialRevocationSignal)? = nil,
+            refreshLeaseDuration: TimeInterval = 120,
+            backgroundTask: (any BackgroundTaskAssertion)? = nil
         ) {
             self.refreshMargin = refreshMargin
             self.checksCredentialState = checksCredentialState
@@ -83,6 +107,14 @@ extension ManagedSessionProvider {
             self.revokesOnSignOut = revokesOnSignOut
             self.activationSignal = activationSignal
             self.revocationSignal = revocationSignal
+            self.refreshLeaseDuration = refreshLeaseDuration
+            self.backgroundTask = backgroundTask
+        }
+
+        /// When a refresh abandons its exchange: a little before its lease lapses.
+        func exchangeCutoff(of lease: RefreshLease) -> Date {
+            let margin = min(5, refreshLeaseDuration / 10)
+            return Date(timeIntervalSince1970: lease.deadline - margin)
         }
 
         /// The margin for `session`: ``refreshMargin``, or half the token's lifetime when that is

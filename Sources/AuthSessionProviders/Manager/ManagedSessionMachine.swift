@@ -29,6 +29,56 @@ struct RefreshFlight: Sendable {
     var storedRefreshToken: String? = nil
 }
 
+/// What a store holds, read inside its exclusive access (or, for a change notice, under the
+/// manager's write lock), for the machine to decide on.
+struct StoreSnapshot {
+    enum Stored {
+        /// The stored session, or `nil` for none.
+        case session(ManagedSession?)
+        /// Bytes that are no session: the store set them aside (or copied them, to set aside
+        /// later). Not a sign-out: this process's session is the one to keep, and is written back.
+        case unreadable
+    }
+
+    var stored: Stored
+    /// The recorded refresh lease, if any.
+    var lease: RefreshLease? = nil
+    /// Whether the lease's owner may still be running (the shell asks the operating system).
+    var isLeaseOwnerRunning = true
+}
+
+/// What a refresh does after reading the store inside its exclusive access, before the network.
+enum RefreshClaim: Equatable {
+    /// A sign-out or sign-in happened meanwhile: nothing to do.
+    case stale
+    /// The store holds bytes that are no session: write the flight's session back, then claim
+    /// again.
+    case writeBack
+    /// Another process rotated the tokens (or the same person signed in there): commit that
+    /// session, with no request.
+    case adopt(ManagedSession)
+    /// The store holds no session, or another person's: this process signs out.
+    case signedOutElsewhere
+    /// Another running process holds a live lease on this refresh token: release exclusive
+    /// access and wait for its commit (a change notice) or its deadline, then claim again.
+    case wait(until: Date)
+    /// Record this lease, release exclusive access, present the refresh token.
+    case present(RefreshLease)
+}
+
+/// What a refresh whose answer came back does with it, inside the store's exclusive access.
+enum RefreshCommit: Equatable {
+    /// A sign-out or sign-in happened meanwhile; tokens obtained for nothing are revoked.
+    case stale(orphaned: String?)
+    /// Save this session, then commit it.
+    case save(ManagedSession)
+    /// The same person signed in again (or another process rotated) meanwhile: commit the stored
+    /// session, and revoke the tokens this refresh obtained for nothing.
+    case adopt(ManagedSession, orphaned: String?)
+    /// The store holds no session or another person's: sign out, revoke what this refresh got.
+    case signedOutElsewhere(orphaned: String?)
+}
+
 /// What the shell does after a machine step, outside the lock.
 enum ManagerEffect {
     /// Load the store (the launch), then feed ``ManagedSessionMachine/loaded(_:generation:now:)``.
@@ -388,6 +438,150 @@ struct ManagedSessionMachine {
         return flightWaiters
     }
 
+    // MARK: - Leases (rule 3)
+
+    /// A refresh read the store (and its lease) inside exclusive access: adopt, sign out, wait
+    /// for another process's lease, or take the lease and present the refresh token.
+    ///
+    /// A lease blocks only while it is about the very refresh token this flight would present, is
+    /// another process's, and stands (its owner may be running and its deadline is ahead). A
+    /// lease of this process is one an earlier flight of its own left; a lease about another token
+    /// is about a session already rotated or replaced.
+    func claim(
+        _ flight: RefreshFlight,
+        found: StoreSnapshot,
+        owner: RefreshLease.Owner,
+        now: Date
+    ) -> RefreshClaim {
+        guard isCurrent(flight), let refreshToken = flight.session.refreshToken else { return .stale }
+        let lease = RefreshLease(
+            owner: owner,
+            startedAt: now.timeIntervalSince1970,
+            deadline: now.timeIntervalSince1970 + configuration.refreshLeaseDuration,
+            refreshTokenFingerprint: RefreshLease.fingerprint(of: refreshToken)
+        )
+        if !flight.sessionIsUnsaved {
+            // The store holds what this refresh starts from, unless another process refreshed
+            // (adopt its rotation) or signed out or in.
+            switch found.stored {
+            case .unreadable:
+                return .writeBack
+            case .session(let stored?) where stored.isSameIdentity(as: flight.session):
+                if stored.refreshToken != refreshToken { return .adopt(stored) }
+            case .session:
+                return .signedOutElsewhere
+            }
+        }
+        if let standing = found.lease, standing.covers(refreshToken), standing.owner != owner,
+            standing.deadline > now.timeIntervalSince1970, found.isLeaseOwnerRunning
+        {
+            return .wait(until: Date(timeIntervalSince1970: standing.deadline))
+        }
+        return .present(lease)
+    }
+
+    /// A refresh's answer came back with `refreshed`; the store (read inside exclusive access)
+    /// holds `found`. Saves it only over what the refresh started from: a process that signed out
+    /// or in meanwhile, or took over a lapsed lease and rotated, wins.
+    func commitPlan(_ flight: RefreshFlight, refreshed: ManagedSession, found: StoreSnapshot.Stored) -> RefreshCommit {
+        guard isCurrent(flight), let current = session else { return .stale(orphaned: refreshed.refreshToken) }
+        var refreshed = refreshed
+        // The biometric setting may have changed while the server answered: in this process (the
+        // runtime session) or in another (the store).
+        refreshed.isBiometricAuthenticationEnabled = current.isBiometricAuthenticationEnabled
+        // With a write pending, the store holds the tokens it replaces, or this process's own if
+        // a retried write landed.
+        let startedFrom: Set<String?> =
+            flight.sessionIsUnsaved
+            ? [flight.storedRefreshToken, flight.session.refreshToken] : [flight.session.refreshToken]
+        switch found {
+        case .unreadable:
+            // Bytes that are no session, set aside by the store: this refresh's session is the one
+            // to keep, and is written.
+            return .save(refreshed)
+        case .session(let stored?) where startedFrom.contains(stored.refreshToken):
+            refreshed.isBiometricAuthenticationEnabled = stored.isBiometricAuthenticationEnabled
+            return .save(refreshed)
+        case .session(let stored?) where stored.isSameIdentity(as: flight.session):
+            return .adopt(stored, orphaned: refreshed.refreshToken)
+        case .session:
+            return .signedOutElsewhere(orphaned: refreshed.refreshToken)
+        }
+    }
+
+    /// A refresh met a terminal answer; the store holds `stored`. The same person signed in again
+    /// in a process sharing the store while this refresh was out (revoking the old tokens, say):
+    /// that session is adopted instead of signing out.
+    func sessionToAdopt(afterTerminal flight: RefreshFlight, stored: ManagedSession?) -> ManagedSession? {
+        guard !flight.sessionIsUnsaved, let stored, stored.isSameIdentity(as: flight.session),
+            stored.refreshToken != flight.session.refreshToken, stored.issuedAt >= flight.session.issuedAt
+        else { return nil }
+        return stored
+    }
+
+    // MARK: - Change notices (rule 3)
+
+    /// The store changed, as a notice told: `found` is what it holds now, read under the manager's
+    /// write lock (so none of this process's own writes is half done). A sign-out elsewhere signs
+    /// this process out; another person's session signs it out too; the same person's rotation or
+    /// new sign-in is adopted, ending a refresh that waits for it.
+    mutating func storeChanged(_ found: StoreSnapshot.Stored, now: Date) -> [ManagerEffect] {
+        switch phase {
+        case .waitingForStorage:
+            return storeMayBeAvailable()
+        case .notStarted, .loading:
+            return []
+        case .ready:
+            break
+        }
+        guard let session, case .session(let stored) = found else { return [] }
+        if isSessionUnsaved {
+            // The store holds the tokens the pending write replaces, or (it landed) this
+            // process's own.
+            if let stored, stored.refreshToken == unsavedOver { return [] }
+            if let stored, stored.refreshToken == session.refreshToken, stored.accessToken == session.accessToken {
+                isSessionUnsaved = false
+                unsavedOver = nil
+                return []
+            }
+        }
+        guard let stored, stored.isSameIdentity(as: session) else {
+            return [.signOut(error: .signedOutElsewhere, generation: generation)]
+        }
+        guard stored != session else { return [] }
+        if let flight, flight.session.refreshToken == stored.refreshToken {
+            // The refresh in flight presents the stored token: this is its own lease, or a write
+            // of the biometric setting; its commit decides.
+            return []
+        }
+        self.session = stored
+        lastKnownUser = stored.user
+        isSessionUnsaved = false
+        unsavedOver = nil
+        var effects: [ManagerEffect] = [redact(stored)]
+        if let flight {
+            // A refresh waiting for another process's lease, or one whose answer is not back yet:
+            // the store's rotation is the result; the flight's own answer, if any, is orphaned.
+            self.flight = nil
+            blockingError = nil
+            transientFailures = 0
+            if flight.isLaunch {
+                outbox.append(.sessionFetched(isInitialFetch: true))
+            } else {
+                outbox.append(.sessionUpdated(stored))
+            }
+            effects.append(.resume(takeFlightWaiters(), .success(stored)))
+            effects += armTimer()
+            if flight.isLaunch {
+                effects += credentialCheck(now: now, force: true)
+                effects += servePending(now: now)
+            }
+            return effects
+        }
+        outbox.append(.sessionUpdated(stored))
+        return effects + armTimer()
+    }
+
     // MARK: - Sign-in and sign-out (rules 6, 7, 8)
 
     /// A sign-in whose tokens the shell has stored: commits it if no sign-out or other sign-in
@@ -447,7 +641,8 @@ struct ManagedSessionMachine {
 
     /// A user to merge the next sign-in's profile with.
     func userToMerge(subject: String) -> ManagedUser? {
-        lastKnownUser?.identifier == subject ? lastKnownUser : nil
+        // Without a subject nothing says the last user is this one.
+        !subject.isEmpty && lastKnownUser?.identifier == subject ? lastKnownUser : nil
     }
 
     /// The biometric setting changed and the shell stored it, with the tokens the store held
@@ -465,6 +660,7 @@ struct ManagedSessionMachine {
     /// session (a retried write that found the store changed).
     mutating func adopted(_ stored: ManagedSession, generation adoptGeneration: UInt64) -> [ManagerEffect] {
         guard adoptGeneration == generation, session != nil else { return [] }
+        lastKnownUser = stored.user
         session = stored
         isSessionUnsaved = false
         unsavedOver = nil

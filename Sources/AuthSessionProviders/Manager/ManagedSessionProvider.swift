@@ -83,6 +83,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         let leftovers = state.withLock { state in
             (state.tasks.values.map(\.task), state.observations, state.registrations)
         }
+        state.withLock { $0.noticeObservation }?.cancel()
         for task in leftovers.0 { task.cancel() }
         for observation in leftovers.1 { observation.cancel() }
         for registration in leftovers.2 { registration.cancel() }
@@ -131,9 +132,14 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         let revocation = configuration.revocationSignal?.observe { [weak self] in
             self?.handleCredentialRevocation()
         }
+        // A sign-out or rotation by another process sharing the store is heard at once.
+        let notices = store.changeNotifier?.observe { [weak self] in
+            self?.storeChanged()
+        }
         state.withLock { state in
             state.proxy = eventProxy
             state.observations = [activation] + (revocation.map { [$0] } ?? [])
+            state.noticeObservation = notices
         }
         input { machine, _ in machine.launch() }
     }
@@ -172,7 +178,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         guard let (current, unsavedOver) = snapshot else { return [] }
         do throws(SessionStoreError) {
             var updated = current
-            guard case .readable(let stored) = try loadForCompare() else {
+            guard case .session(let stored) = try loadForCompare() else {
                 // Bytes that are no session, set aside by the store: this process's session is
                 // the one to keep, written back with the setting.
                 updated.isBiometricAuthenticationEnabled = isEnabled
@@ -264,7 +270,9 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             let (generation, current) = state.withLock { ($0.machine.generation, $0.machine.session) }
             guard generation == startGeneration else { return .failure(.superseded) }
             replaced = current
-            if let current, current.user.identifier == subject {
+            // The same person signing in again keeps the biometric setting; without a subject,
+            // nothing says it is the same person.
+            if let current, !subject.isEmpty, current.user.identifier == subject {
                 signedIn.isBiometricAuthenticationEnabled = current.isBiometricAuthenticationEnabled
             }
             do throws(SessionStoreError) {
@@ -278,6 +286,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         }
         switch committed {
         case .success(let effects):
+            wakeLeaseWaiters(afterNotice: false)
             perform(effects)
             drainOutbox()
             if let replaced {
@@ -595,11 +604,14 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
 
     private func startRefresh(_ flight: RefreshFlight) {
         beginOperation()
-        // The refresh runs on a thread of its own: it holds the store's exclusive access (a
-        // blocking lock, across processes for a file store) while it waits for the server.
+        // The refresh runs on a thread of its own: it takes the store's exclusive access (a
+        // blocking lock, across processes for a file store) twice, each time for microseconds,
+        // and waits for the server in between with nothing held.
         let thread = Thread { [self] in
+            let background = configuration.backgroundTask?.begin("AuthSessionKit.refresh") {}
             let outcome = runRefresh(flight)
             finish(flight, outcome)
+            background?.end()
             endOperation()
         }
         thread.name = "AuthSessionKit.refresh"
@@ -610,23 +622,24 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         state.withLock { $0.machine.isCurrent(flight) }
     }
 
+    /// The refresh: claim (a short exclusive access: adopt, sign out, wait for another process's
+    /// lease, or record this one's), present the refresh token with nothing held, then commit (a
+    /// short exclusive access: compare, save, clear the lease). The machine decides each step.
     private func runRefresh(_ flight: RefreshFlight) -> RefreshOutcome {
-        do {
-            return try store.withExclusiveAccess { () -> RefreshOutcome in
-                guard isCurrent(flight) else { return .stale(orphaned: nil) }
-                if !flight.sessionIsUnsaved {
-                    // Another process sharing the store may have refreshed (adopt its rotation)
-                    // or signed out.
-                    let stored: ManagedSession?
-                    switch try loadForCompare() {
-                    case .readable(let session):
-                        stored = session
-                    case .unreadable:
+        let owner = RefreshLease.Owner.current
+        while true {
+            let noticesSeen = state.withLock { $0.noticeCount }
+            let claim: RefreshClaim
+            do {
+                claim = try store.withExclusiveAccess { () throws -> RefreshClaim in
+                    var found = try snapshot()
+                    var claim = state.withLock { $0.machine.claim(flight, found: found, owner: owner, now: clock.now) }
+                    if claim == .writeBack {
                         // This process still has the session, so it writes it back rather than
                         // reading the gap as a sign-out. Under the write lock, and only if no
-                        // sign-out or sign-in committed since the check above: a signed-out
-                        // session is never written back.
-                        let writtenBack = writeLock.withLock { _ -> Result<Bool, SessionStoreError> in
+                        // sign-out or sign-in committed since: a signed-out session is never
+                        // written back.
+                        let written = writeLock.withLock { _ -> Result<Bool, SessionStoreError> in
                             guard isCurrent(flight) else { return .success(false) }
                             do throws(SessionStoreError) {
                                 try store.save(flight.session)
@@ -635,72 +648,139 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                             }
                             return .success(true)
                         }
-                        switch writtenBack {
-                        case .success(true): stored = flight.session
-                        case .success(false): return .stale(orphaned: nil)
-                        case .failure(let error): return .failed(.storage(error))
-                        }
+                        guard try written.get() else { return .stale }
+                        found.stored = .session(flight.session)
+                        claim = state.withLock { $0.machine.claim(flight, found: found, owner: owner, now: clock.now) }
                     }
-                    guard let stored, stored.user.identifier == flight.session.user.identifier else {
-                        return .terminal(.signedOutElsewhere, removesStore: false, orphaned: nil)
+                    if case .present(let lease) = claim {
+                        try store.saveLease(lease)
                     }
-                    if stored.refreshToken != flight.session.refreshToken {
-                        return commit(flight, stored, isStored: true)
-                    }
+                    return claim
                 }
-                guard let refreshToken = flight.session.refreshToken else { return .failed(.refreshUnavailable) }
-                switch presentOnce(refreshToken) {
-                case .failure(let error):
-                    guard error.kind == .terminal else { return .failed(.remote(error)) }
-                    // The same user signed in again in a process sharing the store while this
-                    // refresh was out (revoking the old tokens, say): that session is adopted.
-                    if !flight.sessionIsUnsaved, let stored = try? store.load(),
-                        stored.user.identifier == flight.session.user.identifier,
-                        stored.refreshToken != refreshToken, stored.issuedAt >= flight.session.issuedAt
-                    {
-                        return commit(flight, stored, isStored: true)
-                    }
-                    let cause = flight.verdict.map(ManagedSessionError.credentialRevoked) ?? .remote(error)
-                    return .terminal(cause, removesStore: true, orphaned: nil)
-                case .success(let tokens):
-                    let expected = flight.session.user.identifier
-                    if let subject = tokens.user?.identifier, !expected.isEmpty, subject != expected {
-                        // OpenID Connect: a refresh's ID token names the session's user. Another
-                        // user's tokens are revoked, never used; this session's refresh token is
-                        // spent, so the session ends.
-                        let mismatch = IDTokenValidationError.subjectMismatch(expected: expected, actual: subject)
-                        return .terminal(
-                            .remote(RemoteAuthError(.invalidIDToken(mismatch))),
-                            removesStore: true,
-                            orphaned: tokens.refreshToken ?? tokens.accessToken
-                        )
-                    }
-                    let refreshed = makeSession(
-                        from: tokens,
-                        now: clock.now,
-                        previous: flight.session,
-                        knownUser: flight.session.user
-                    )
-                    return commit(flight, refreshed, isStored: false)
-                }
+            } catch {
+                return .failed(.storage((error as? SessionStoreError) ?? .unavailable(reason: "exclusive access failed")))
             }
-        } catch let error as SessionStoreError {
-            return .failed(.storage(error))
-        } catch {
-            return .failed(.storage(.unavailable(reason: "exclusive access failed")))
+            switch claim {
+            case .stale, .writeBack:
+                return .stale(orphaned: nil)
+            case .adopt(let stored):
+                return commitAdopted(flight, stored)
+            case .signedOutElsewhere:
+                return .terminal(.signedOutElsewhere, removesStore: false, orphaned: nil)
+            case .wait(let deadline):
+                waitForLease(of: flight, until: deadline, noticesSeen: noticesSeen)
+            case .present(let lease):
+                return present(flight, lease: lease)
+            }
         }
     }
 
+    /// What the store holds, and its lease, for a refresh's claim (inside exclusive access).
+    private func snapshot() throws(SessionStoreError) -> StoreSnapshot {
+        let stored = try loadForCompare()
+        let lease = try store.loadLease()
+        return StoreSnapshot(stored: stored, lease: lease, isLeaseOwnerRunning: lease?.owner.mayBeRunning ?? false)
+    }
+
+    /// Waits, with nothing held, until the store changes (a notice), `deadline` comes, or the
+    /// flight ends (a sign-out). Without notices, it looks again every 250 ms; with them, every
+    /// 2 s at the latest, in case one was missed.
+    private func waitForLease(of flight: RefreshFlight, until deadline: Date, noticesSeen: UInt64) {
+        let wake = DispatchSemaphore(value: 0)
+        let registered = state.withLock { state -> UInt64? in
+            // A notice since the claim read the store: claim again at once.
+            guard state.noticeCount == noticesSeen, state.machine.isCurrent(flight) else { return nil }
+            state.lastLeaseWaiterID += 1
+            state.leaseWaiters[state.lastLeaseWaiterID] = wake
+            return state.lastLeaseWaiterID
+        }
+        guard let registered else { return }
+        let clock = clock
+        let look = min(deadline, clock.now.addingTimeInterval(store.changeNotifier == nil ? 0.25 : 2))
+        let timer = Task.detached {
+            try? await clock.sleep(until: look)
+            wake.signal()
+        }
+        wake.wait()
+        timer.cancel()
+        state.withLock { _ = $0.leaseWaiters.removeValue(forKey: registered) }
+    }
+
+    /// Wakes the refreshes waiting for another process's lease: the store changed, or a sign-out
+    /// or sign-in ended their flight.
+    private func wakeLeaseWaiters(afterNotice: Bool) {
+        let waiters = state.withLock { state -> [DispatchSemaphore] in
+            if afterNotice { state.noticeCount &+= 1 }
+            return Array(state.leaseWaiters.values)
+        }
+        for waiter in waiters { waiter.signal() }
+    }
+
+    /// Presents the refresh token under `lease`, with nothing held, then commits.
+    private func present(_ flight: RefreshFlight, lease: RefreshLease) -> RefreshOutcome {
+        guard let refreshToken = flight.session.refreshToken else {
+            clearLease(lease)
+            return .failed(.refreshUnavailable)
+        }
+        switch presentOnce(refreshToken, cutoff: configuration.exchangeCutoff(of: lease)) {
+        case .failure(let error):
+            guard error.kind == .terminal else {
+                clearLease(lease)
+                return .failed(.remote(error))
+            }
+            let stored = clearLease(lease, reading: true)
+            if let adopted = state.withLock({ $0.machine.sessionToAdopt(afterTerminal: flight, stored: stored) }) {
+                return commitAdopted(flight, adopted)
+            }
+            let cause = flight.verdict.map(ManagedSessionError.credentialRevoked) ?? .remote(error)
+            return .terminal(cause, removesStore: true, orphaned: nil)
+        case .success(let tokens):
+            let expected = flight.session.user.identifier
+            if let subject = tokens.user?.identifier, !expected.isEmpty, subject != expected {
+                // OpenID Connect: a refresh's ID token names the session's user. Another user's
+                // tokens are revoked, never used; this session's refresh token is spent, so the
+                // session ends.
+                clearLease(lease)
+                let mismatch = IDTokenValidationError.subjectMismatch(expected: expected, actual: subject)
+                return .terminal(
+                    .remote(RemoteAuthError(.invalidIDToken(mismatch))),
+                    removesStore: true,
+                    orphaned: tokens.refreshToken ?? tokens.accessToken
+                )
+            }
+            let refreshed = makeSession(
+                from: tokens,
+                now: clock.now,
+                previous: flight.session,
+                knownUser: flight.session.user
+            )
+            return commitRefreshed(flight, refreshed, lease: lease)
+        }
+    }
+
+    /// Removes `lease` from the store if it is still the one recorded (another process may have
+    /// taken it over after its deadline); with `reading`, also returns the stored session.
+    @discardableResult
+    private func clearLease(_ lease: RefreshLease, reading: Bool = false) -> ManagedSession? {
+        try? store.withExclusiveAccess { () -> ManagedSession? in
+            if (try? store.loadLease()) == lease {
+                try? store.saveLease(nil)
+            }
+            return reading ? (try? store.load()) ?? nil : nil
+        } ?? nil
+    }
+
     /// Presents `refreshToken`, retrying only failures the server did not act on, and blocks the
-    /// calling thread (the refresh's own) until the answer.
-    private func presentOnce(_ refreshToken: String) -> Result<IssuedTokens, RemoteAuthError> {
+    /// calling thread (the refresh's own) until the answer, or until `cutoff`: a little before the
+    /// lease lapses the exchange is abandoned, as a timeout whose outcome is unknown.
+    private func presentOnce(_ refreshToken: String, cutoff: Date) -> Result<IssuedTokens, RemoteAuthError> {
         let answer = ConcurrencySafeContainer<Result<IssuedTokens, RemoteAuthError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let remote = remote
         let policy = retryPolicy
         let clock = clock
         let scope = configuration.refreshScope
-        Task.detached {
+        let exchange = Task.detached {
             let result: Result<IssuedTokens, RemoteAuthError>
             do throws(RemoteAuthError) {
                 result = .success(
@@ -711,70 +791,118 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             } catch {
                 result = .failure(error)
             }
-            answer.withLock { $0 = result }
-            done.signal()
+            let isFirst = answer.withLock { answer in
+                defer { if answer == nil { answer = result } }
+                return answer == nil
+            }
+            if isFirst { done.signal() }
+        }
+        let watchdog = Task.detached {
+            do {
+                try await clock.sleep(until: cutoff)
+            } catch {
+                return
+            }
+            let isFirst = answer.withLock { answer in
+                defer { if answer == nil { answer = .failure(RemoteAuthError(.timedOut)) } }
+                return answer == nil
+            }
+            if isFirst {
+                exchange.cancel()
+                done.signal()
+            }
         }
         done.wait()
+        watchdog.cancel()
         return answer.withLock { $0 } ?? .failure(RemoteAuthError(.cancelled))
     }
 
-    /// Stores `refreshed` (unless `isStored`: adopted from the store) and commits it, if the
-    /// flight is still current and the store still holds what the flight started from.
-    private func commit(_ flight: RefreshFlight, _ refreshed: ManagedSession, isStored: Bool) -> RefreshOutcome {
+    /// Commits `stored`, the rotation (or same-person sign-in) another process made, if the flight
+    /// is still current. The runtime session's biometric setting is kept.
+    private func commitAdopted(_ flight: RefreshFlight, _ stored: ManagedSession) -> RefreshOutcome {
         writeLock.withLock { _ in
             guard let current = state.withLock({ $0.machine.isCurrent(flight) ? $0.machine.session : nil }) else {
-                return .stale(orphaned: isStored ? nil : refreshed.refreshToken)
+                return .stale(orphaned: nil)
             }
-            var refreshed = refreshed
-            // The biometric setting may have changed while the server answered: in this process
-            // (the runtime session) or in another (the store, read below).
-            refreshed.isBiometricAuthenticationEnabled = current.isBiometricAuthenticationEnabled
-            var isStored = isStored
-            var orphaned: String?
-            var writeError: SessionStoreError?
-            if !isStored {
-                do throws(SessionStoreError) {
-                    // A process that signed out or in does not take exclusive access: check the
-                    // store still holds what this refresh started from (with a write pending, the
-                    // tokens it replaces, or its own if a retried write landed).
-                    let startedFrom: Set<String?> =
-                        flight.sessionIsUnsaved
-                        ? [flight.storedRefreshToken, flight.session.refreshToken] : [flight.session.refreshToken]
-                    switch try loadForCompare() {
-                    case .unreadable:
-                        // Bytes that are no session, set aside by the store: this refresh's
-                        // session is the one to keep, and is written.
-                        break
-                    case .readable(let stored?) where startedFrom.contains(stored.refreshToken):
-                        refreshed.isBiometricAuthenticationEnabled = stored.isBiometricAuthenticationEnabled
-                    case .readable(let stored?) where stored.user.identifier == flight.session.user.identifier:
-                        // The same user signed in again there: adopt that session, and revoke
-                        // the tokens this refresh obtained for nothing.
-                        orphaned = refreshed.refreshToken
-                        refreshed = stored
-                        isStored = true
-                    case .readable:
-                        return .terminal(.signedOutElsewhere, removesStore: false, orphaned: refreshed.refreshToken)
+            var adopted = stored
+            adopted.isBiometricAuthenticationEnabled = current.isBiometricAuthenticationEnabled
+            let now = clock.now
+            let effects = state.withLock {
+                $0.machine.refreshed(flight, to: adopted, isUnsaved: false, writeError: nil, now: now)
+            }
+            return .committed(effects, orphaned: nil)
+        }
+    }
+
+    /// Inside a short exclusive access: compares the store with what the refresh started from,
+    /// saves `refreshed` (or adopts what another process stored), clears the lease, and commits.
+    /// If the store cannot be read or written, the rotated session is committed unsaved (its
+    /// refresh token is spent: the new one must not be lost) and its write retried.
+    private func commitRefreshed(_ flight: RefreshFlight, _ refreshed: ManagedSession, lease: RefreshLease) -> RefreshOutcome {
+        let outcome: RefreshOutcome?
+        do {
+            outcome = try store.withExclusiveAccess { () -> RefreshOutcome in
+                defer {
+                    if (try? store.loadLease()) == lease { try? store.saveLease(nil) }
+                }
+                return writeLock.withLock { _ in
+                    let found: StoreSnapshot.Stored
+                    do throws(SessionStoreError) {
+                        found = try loadForCompare()
+                    } catch {
+                        return commitUnsaved(flight, refreshed, writeError: error)
                     }
-                    if !isStored {
-                        try store.save(refreshed)
+                    switch state.withLock({ $0.machine.commitPlan(flight, refreshed: refreshed, found: found) }) {
+                    case .stale(let orphaned):
+                        return .stale(orphaned: orphaned)
+                    case .signedOutElsewhere(let orphaned):
+                        return .terminal(.signedOutElsewhere, removesStore: false, orphaned: orphaned)
+                    case .adopt(let stored, let orphaned):
+                        let now = clock.now
+                        let effects = state.withLock {
+                            $0.machine.refreshed(flight, to: stored, isUnsaved: false, writeError: nil, now: now)
+                        }
+                        return .committed(effects, orphaned: orphaned)
+                    case .save(let session):
+                        do throws(SessionStoreError) {
+                            try store.save(session)
+                        } catch {
+                            return commitUnsaved(flight, session, writeError: error)
+                        }
+                        let now = clock.now
+                        let effects = state.withLock {
+                            $0.machine.refreshed(flight, to: session, isUnsaved: false, writeError: nil, now: now)
+                        }
+                        return .committed(effects, orphaned: nil)
                     }
-                } catch {
-                    writeError = error
                 }
             }
-            let now = clock.now
-            let effects = state.withLock { state in
-                state.machine.refreshed(
-                    flight,
-                    to: refreshed,
-                    isUnsaved: writeError != nil,
-                    writeError: writeError,
-                    now: now
-                )
-            }
-            return .committed(effects, orphaned: orphaned)
+        } catch {
+            outcome = nil
         }
+        if let outcome { return outcome }
+        // Exclusive access itself failed: keep the rotated tokens, unsaved.
+        return writeLock.withLock { _ in
+            commitUnsaved(flight, refreshed, writeError: .unavailable(reason: "exclusive access failed"))
+        }
+    }
+
+    /// Commits a rotated session the store could not take (called under the write lock).
+    private func commitUnsaved(
+        _ flight: RefreshFlight,
+        _ refreshed: ManagedSession,
+        writeError: SessionStoreError
+    ) -> RefreshOutcome {
+        guard let current = state.withLock({ $0.machine.isCurrent(flight) ? $0.machine.session : nil }) else {
+            return .stale(orphaned: refreshed.refreshToken)
+        }
+        var refreshed = refreshed
+        refreshed.isBiometricAuthenticationEnabled = current.isBiometricAuthenticationEnabled
+        let now = clock.now
+        let effects = state.withLock {
+            $0.machine.refreshed(flight, to: refreshed, isUnsaved: true, writeError: writeError, now: now)
+        }
+        return .committed(effects, orphaned: nil)
     }
 
     private func finish(_ flight: RefreshFlight, _ outcome: RefreshOutcome) {
@@ -833,19 +961,10 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         thread.start()
     }
 
-    /// What a load made to compare the store with this process's session found.
-    private enum StoredForCompare {
-        /// The stored session, or `nil` for none.
-        case readable(ManagedSession?)
-        /// Bytes that are no session: the store set them aside (or copied them, to set aside
-        /// later). Not a sign-out: this process's session is the one to keep, and is written back.
-        case unreadable
-    }
-
     /// A load for a compare, made inside the store's exclusive access.
-    private func loadForCompare() throws(SessionStoreError) -> StoredForCompare {
+    private func loadForCompare() throws(SessionStoreError) -> StoreSnapshot.Stored {
         do throws(SessionStoreError) {
-            return .readable(try store.load())
+            return .session(try store.load())
         } catch .corrupt {
             return .unreadable
         }
@@ -866,7 +985,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 // one to keep, and is written.
                 try store.save(unsaved)
                 return state.withLock { $0.machine.rewritten(generation: generation, error: nil) }
-            case .readable(let session):
+            case .session(let session):
                 stored = session
             }
             if stored?.refreshToken == over {
@@ -899,6 +1018,28 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 // Still locked: the next activation tries again.
             }
         }
+    }
+
+    // MARK: - Change notices
+
+    /// The store changed (a notice from any process sharing it, this one included): wakes the
+    /// refreshes waiting for a lease, then reads the store under the write lock (so none of this
+    /// process's own writes is half done) and lets the machine decide: sign out, adopt, or nothing.
+    private func storeChanged() {
+        wakeLeaseWaiters(afterNotice: true)
+        let effects: [ManagerEffect] = writeLock.withLock { _ in
+            let found: StoreSnapshot.Stored
+            do throws(SessionStoreError) {
+                found = try loadForCompare()
+            } catch {
+                // Unreadable now (a locked device): the next notice or refresh looks again.
+                return []
+            }
+            let now = clock.now
+            return state.withLock { $0.machine.storeChanged(found, now: now) }
+        }
+        perform(effects)
+        drainOutbox()
     }
 
     // MARK: - Sign-out, credential state, revocation
@@ -971,6 +1112,8 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 return (plan.ended, plan.effects, removeError)
             }
         guard let outcome else { return nil }
+        // A refresh waiting for another process's lease ended with this generation.
+        wakeLeaseWaiters(afterNotice: false)
         perform(outcome.effects)
         drainOutbox()
         if revokes, let ended = outcome.ended {
@@ -1046,7 +1189,9 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             expiresAt: now.timeIntervalSince1970 + lifetime,
             issuedAt: now.timeIntervalSince1970,
             user: user,
-            isBiometricAuthenticationEnabled: previous?.isBiometricAuthenticationEnabled ?? false
+            isBiometricAuthenticationEnabled: previous?.isBiometricAuthenticationEnabled ?? false,
+            // A sign-in starts a lineage; a refresh keeps its session's.
+            lineage: previous == nil ? ManagedSession.newLineage() : previous?.lineage
         )
     }
 
@@ -1090,6 +1235,14 @@ private struct ProviderState {
     var registrations: [SecretRegistration] = []
     var runningOperations = 0
     var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The store's change notices heard so far: a refresh that read the store before the latest
+    /// one claims again instead of waiting.
+    var noticeCount: UInt64 = 0
+    /// Refreshes waiting for another process's lease, woken by a notice or a sign-out.
+    var leaseWaiters: [UInt64: DispatchSemaphore] = [:]
+    var lastLeaseWaiterID: UInt64 = 0
+    /// The observation of the store's change notices.
+    var noticeObservation: SessionChangeObservation?
 }
 
 extension ProviderState {

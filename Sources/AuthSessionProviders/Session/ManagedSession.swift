@@ -98,6 +98,12 @@ public struct ManagedSession: AuthSessionProtocol, Hashable, CustomStringConvert
     /// Whether the user chose to gate the session behind biometrics.
     public var isBiometricAuthenticationEnabled: Bool
 
+    /// A random identifier made at sign-in and kept by every refresh: which sign-in this session
+    /// descends from. It tells two people apart when the server names neither (a plain OAuth 2.0
+    /// server with no ID token and no userinfo leaves ``ManagedUser/identifier`` empty); see
+    /// ``isSameIdentity(as:)``. `nil` for sessions stored before the package kept it.
+    public var lineage: String?
+
     /// Creates a session.
     ///
     /// - Parameters:
@@ -110,6 +116,7 @@ public struct ManagedSession: AuthSessionProtocol, Hashable, CustomStringConvert
     ///   - issuedAt: When the tokens were issued, in seconds since 1970.
     ///   - user: The user.
     ///   - isBiometricAuthenticationEnabled: The biometric setting.
+    ///   - lineage: The sign-in this session descends from (``lineage``).
     public init(
         accessToken: String,
         refreshToken: String? = nil,
@@ -119,7 +126,8 @@ public struct ManagedSession: AuthSessionProtocol, Hashable, CustomStringConvert
         expiresAt: TimeInterval,
         issuedAt: TimeInterval,
         user: ManagedUser,
-        isBiometricAuthenticationEnabled: Bool = false
+        isBiometricAuthenticationEnabled: Bool = false,
+        lineage: String? = nil
     ) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
@@ -130,6 +138,26 @@ public struct ManagedSession: AuthSessionProtocol, Hashable, CustomStringConvert
         self.issuedAt = issuedAt
         self.user = user
         self.isBiometricAuthenticationEnabled = isBiometricAuthenticationEnabled
+        self.lineage = lineage
+    }
+
+    /// Whether `other` belongs to the same person as this session: the same subject when both
+    /// name one; otherwise (a server that names no subject) the same ``lineage``, so that a
+    /// different person's sign-in is never taken for this one.
+    ///
+    /// - Parameter other: Another session.
+    /// - Returns: `true` if the two are the same person's.
+    public func isSameIdentity(as other: ManagedSession) -> Bool {
+        if !user.identifier.isEmpty, !other.user.identifier.isEmpty {
+            return user.identifier == other.user.identifier
+        }
+        guard let lineage, let otherLineage = other.lineage else { return false }
+        return lineage == otherLineage
+    }
+
+    /// A new random ``lineage``, for a sign-in.
+    static func newLineage() -> String {
+        UUID().uuidString.lowercased()
     }
 
     /// The user, the expiry and which tokens are present; never a token.
@@ -155,6 +183,7 @@ public struct ManagedSession: AuthSessionProtocol, Hashable, CustomStringConvert
                 "hasRefreshToken": refreshToken != nil,
                 "hasIDToken": idToken != nil,
                 "isBiometricAuthenticationEnabled": isBiometricAuthenticationEnabled,
+                "lineage": lineage as Any,
                 "accessToken": SecretRedactor.placeholder,
             ],
             displayStyle: .struct

@@ -36,7 +36,11 @@ import Musl
 ///   container (`FileManager.containerURL(forSecurityApplicationGroupIdentifier:)`), which every
 ///   target lists under App Groups; each process's own folders are not visible to the others.
 /// - **Other processes**: ``withExclusiveAccess(_:)`` takes an advisory `flock` on a sibling
-///   lock file (`session.json.lock`), so processes sharing the file take turns.
+///   lock file (`session.json.lock`), so processes sharing the file take turns; it is held for
+///   microseconds, never across the network. A refresh in flight is recorded in a sibling lease
+///   file (`session.json.lease`, see ``RefreshLease``), and every write is a change notice the
+///   other processes hear (``changeNotifier``: inotify on Linux, the Darwin notification center
+///   on Apple platforms).
 /// - **Corrupt data**: bytes that are not a session are moved aside to
 ///   `session.json.corrupt-<date>-<random>` (kept, for inspection), and reported as
 ///   ``SessionStoreError/corrupt(reason:setAsideAt:)``; a file written by a newer version of the
@@ -62,13 +66,10 @@ public final class FileSessionStore: SessionStore {
 
     private let path: String
     private let directoryPath: String
-    private let lockPath: String
     /// The session file's name, as the last component of ``fileURL``.
     private let fileComponent: String
-
-    /// The lock file, opened on first exclusive access and kept open; held by the in-process
-    /// lock for the whole of each exclusive access.
-    private let exclusive = ConcurrencySafeContainer<Int32?>(nil)
+    /// The lock, the lease and the notices.
+    private let coordination: FileCoordination
     private let temporaryCounter = ConcurrencySafeContainer<UInt64>(0)
 
     /// Creates a store for the file `fileName` in `directory`. Nothing is created or read yet.
@@ -77,7 +78,15 @@ public final class FileSessionStore: SessionStore {
     ///   - directory: The folder; created with mode 0700 on the first save if missing.
     ///   - fileName: The file's name.
     ///   - synchronizesWrites: Whether writes are made durable with `fsync`; keep the default.
-    public init(directory: URL, fileName: String = "session.json", synchronizesWrites: Bool = true) {
+    ///   - changeNotificationName: On Apple platforms, the Darwin notification name the processes
+    ///     sharing the file post and hear; `nil` derives one from the file's path. In a sandboxed
+    ///     macOS app, start it with the app group's identifier. Ignored elsewhere.
+    public init(
+        directory: URL,
+        fileName: String = "session.json",
+        synchronizesWrites: Bool = true,
+        changeNotificationName: String? = nil
+    ) {
         self.synchronizesWrites = synchronizesWrites
         if let folder = Self.plainPath(of: directory), Self.isPlainComponent(fileName) {
             // What `standardizedFileURL` and `appendingPathComponent` give for a path that is
@@ -95,7 +104,12 @@ public final class FileSessionStore: SessionStore {
             directoryPath = self.directory.path
             fileComponent = fileURL.lastPathComponent
         }
-        lockPath = path + ".lock"
+        coordination = FileCoordination(
+            directoryPath: directoryPath,
+            baseName: fileComponent,
+            sessionFileName: fileComponent,
+            notificationName: changeNotificationName
+        )
     }
 
     /// Creates a store in the platform's default data folder for `applicationName`.
@@ -190,6 +204,7 @@ public final class FileSessionStore: SessionStore {
         if synchronizesWrites {
             try FileSystem.synchronizeDirectory(directoryPath)
         }
+        coordination.notifier.post()
     }
 
     /// Deletes the session file.
@@ -205,54 +220,46 @@ public final class FileSessionStore: SessionStore {
         if synchronizesWrites {
             try FileSystem.synchronizeDirectory(directoryPath)
         }
+        coordination.notifier.post()
     }
 
     /// Runs `body` holding this store's lock in this process and an exclusive `flock` on the
     /// sibling lock file, so no other thread or process sharing the file runs its own at the same
-    /// time. Blocks the calling thread while another holds it.
+    /// time. Blocks the calling thread while another holds it, which is never for long: nothing
+    /// is held across the network. If the lock file (or its folder) was replaced while this
+    /// process held the old one open, the new one is opened and locked instead.
     ///
-    /// - Parameter body: The read-modify-write; it may call ``load()``, ``save(_:)`` and
-    ///   ``remove()``, not this method.
+    /// - Parameter body: The read-modify-write; it may call ``load()``, ``save(_:)``,
+    ///   ``remove()``, ``loadLease()`` and ``saveLease(_:)``, not this method.
     /// - Returns: What `body` returns.
     /// - Throws: ``SessionStoreError`` if the lock file cannot be opened or locked (it is refused
     ///   like the session file if it is a link or not private), or what `body` throws.
     public func withExclusiveAccess<Result>(_ body: () throws -> Result) throws -> Result {
-        try exclusive.withLock { descriptor in
-            if descriptor == nil {
-                descriptor = try openLockFile()
-            }
-            let lockFile = descriptor!
-            try FileSystem.lock(lockFile, LOCK_EX, path: lockPath)
-            defer { try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath) }
-            return try body()
-        }
+        try coordination.withExclusiveAccess(body)
     }
 
-    deinit {
-        if let descriptor = exclusive.withLock({ $0 }) {
-            close(descriptor)
-        }
+    /// The refresh lease recorded in the sibling file `session.json.lease`; `nil` if none is, or
+    /// if the file is unreadable (a lease is advisory).
+    ///
+    /// - Returns: The lease.
+    /// - Throws: ``SessionStoreError`` if the lease file is a link, not private, or unreadable.
+    public func loadLease() throws(SessionStoreError) -> RefreshLease? {
+        try coordination.loadLease()
     }
+
+    /// Records `lease` in the sibling lease file, or (`nil`) removes it; a change notice.
+    ///
+    /// - Parameter lease: The lease, or `nil`.
+    /// - Throws: ``SessionStoreError``.
+    public func saveLease(_ lease: RefreshLease?) throws(SessionStoreError) {
+        try coordination.saveLease(lease)
+    }
+
+    /// The notices of this store's changes, by any process: inotify on the folder on Linux, the
+    /// Darwin notification center on Apple platforms, polling elsewhere.
+    public var changeNotifier: (any SessionChangeNotifier)? { coordination.notifier }
 
     // MARK: - Helpers
-
-    private func openLockFile() throws(SessionStoreError) -> Int32 {
-        try FileSystem.ensurePrivateDirectory(directoryPath)
-        let descriptor = try FileSystem.openFile(lockPath, O_RDWR | O_CREAT, mode: 0o600)
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else {
-            let code = errno
-            close(descriptor)
-            throw .io(operation: "fstat", path: lockPath, code: code)
-        }
-        do {
-            try FileSystem.checkPrivate(info, at: lockPath, isDirectory: false)
-        } catch {
-            close(descriptor)
-            throw error
-        }
-        return descriptor
-    }
 
     /// The path of `directory` if standardizing it would not change it: a file URL without a base
     /// whose path is absolute, without an empty, `.` or `..` component or a trailing slash, and

@@ -6,22 +6,25 @@ import Foundation
 /// ```json
 /// {
 ///   "format": "AuthSessionKit.session",
-///   "version": 1,
+///   "version": 2,
 ///   "session": {
 ///     "access_token": "…", "refresh_token": "…", "id_token": "…", "token_type": "Bearer",
 ///     "scope": "openid profile", "expires_at": 1800003600, "issued_at": 1800000000,
 ///     "user": { "subject": "…", "name": "…", "email": "…", "profile": {} },
-///     "biometric_authentication_enabled": false
+///     "biometric_authentication_enabled": false,
+///     "lineage": "…"
 ///   }
 /// }
 /// ```
 ///
 /// A new version adds a decoder for its own layout and keeps the old ones, converting what they
-/// read; every version's layout has a fixture file in the tests.
+/// read; every version's layout has a fixture file in the tests. Version 2 added `lineage` (the
+/// sign-in a session descends from), which lets a session without a subject be stored: version 1
+/// required a subject, and reads as a session without a lineage.
 enum SessionFormat {
 
     /// The version this package writes.
-    static let currentVersion = 1
+    static let currentVersion = 2
 
     /// The value of `format`, so that another JSON file is not mistaken for a session.
     static let formatName = "AuthSessionKit.session"
@@ -94,7 +97,9 @@ enum SessionFormat {
         case .notASession:
             return .corrupt("not a session file")
         case .version1(let session):
-            return validated(session.managedSession)
+            return validated(session.managedSession(lineageIfVersion2: false))
+        case .version2(let session):
+            return validated(session.managedSession(lineageIfVersion2: true))
         case .otherVersion(let version) where version > currentVersion:
             return .unsupportedVersion(version)
         case .otherVersion(let version):
@@ -105,7 +110,11 @@ enum SessionFormat {
     /// A decoded session that cannot be used is as good as corrupt.
     private static func validated(_ session: ManagedSession) -> Decoded {
         if session.accessToken.isEmpty { return .corrupt("the access token is empty") }
-        if session.user.identifier.isEmpty { return .corrupt("the user's subject is empty") }
+        if session.user.identifier.isEmpty, session.lineage?.isEmpty ?? true {
+            // Neither a subject nor a lineage: nothing tells whose session it is.
+            return .corrupt("the user's subject is empty and the session has no lineage")
+        }
+        if session.lineage?.isEmpty == true { return .corrupt("the lineage is empty") }
         if !session.expiresAt.isFinite || !session.issuedAt.isFinite { return .corrupt("a date is not a number") }
         return .session(session)
     }
@@ -137,6 +146,7 @@ enum SessionFormat {
         enum Content {
             case notASession
             case version1(SessionV1)
+            case version2(SessionV1)
             /// A version with no layout here; its session is not read.
             case otherVersion(Int)
         }
@@ -159,12 +169,13 @@ enum SessionFormat {
             }
             switch version {
             case 1: content = .version1(try container.decode(SessionV1.self, forKey: .session))
+            case 2: content = .version2(try container.decode(SessionV1.self, forKey: .session))
             default: content = .otherVersion(version)
             }
         }
     }
 
-    /// The layout of version 1, as written.
+    /// The layout of versions 1 and 2, as written (version 1 has no `lineage`).
     private struct DocumentV1: Encodable {
         let format: String
         let version: Int
@@ -181,6 +192,7 @@ enum SessionFormat {
         let issuedAt: TimeInterval
         let user: ManagedUser
         let biometricAuthenticationEnabled: Bool
+        let lineage: String?
 
         enum CodingKeys: String, CodingKey {
             case accessToken = "access_token"
@@ -192,6 +204,7 @@ enum SessionFormat {
             case issuedAt = "issued_at"
             case user
             case biometricAuthenticationEnabled = "biometric_authentication_enabled"
+            case lineage
         }
 
         init(_ session: ManagedSession) {
@@ -204,9 +217,11 @@ enum SessionFormat {
             issuedAt = session.issuedAt
             user = session.user
             biometricAuthenticationEnabled = session.isBiometricAuthenticationEnabled
+            lineage = session.lineage
         }
 
-        var managedSession: ManagedSession {
+        /// The session; version 1 knows no lineage, and one found in it is not read.
+        func managedSession(lineageIfVersion2 isVersion2: Bool) -> ManagedSession {
             ManagedSession(
                 accessToken: accessToken,
                 refreshToken: refreshToken,
@@ -216,7 +231,8 @@ enum SessionFormat {
                 expiresAt: expiresAt,
                 issuedAt: issuedAt,
                 user: user,
-                isBiometricAuthenticationEnabled: biometricAuthenticationEnabled
+                isBiometricAuthenticationEnabled: biometricAuthenticationEnabled,
+                lineage: isVersion2 ? lineage : nil
             )
         }
     }

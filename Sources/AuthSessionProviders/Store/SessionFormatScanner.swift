@@ -1,6 +1,6 @@
 import Foundation
 
-/// Reads the one document a launch meets: a version 1 session in exactly the shape
+/// Reads the one document a launch meets: a version 2 (or 1) session in exactly the shape
 /// ``SessionFormat/encode(_:)`` writes, in one pass over the bytes and without `JSONDecoder`.
 ///
 /// It accepts a strict subset of what ``SessionFormat/decode(_:)`` accepts, and gives up (`nil`)
@@ -9,7 +9,7 @@ import Foundation
 /// string with a `\u` escape, a control character or bytes that are not UTF-8, a number that is
 /// negative, has an exponent or is longer than 32 characters, bytes after the document, or bytes
 /// that are not JSON. So whatever it accepts, `JSONDecoder` would decode to the same session (a
-/// change to the version 1 layout or its conversion must be made here too).
+/// change to the layouts or their conversion must be made here too).
 struct SessionFormatScanner {
 
     private let bytes: UnsafeRawBufferPointer
@@ -40,9 +40,13 @@ struct SessionFormatScanner {
             return false
         }
         skipWhiteSpace()
-        guard isObject, position == bytes.count, format == SessionFormat.formatName, version == 1 else {
+        guard isObject, position == bytes.count, format == SessionFormat.formatName, var session,
+            version == 1 || version == 2
+        else {
             return nil
         }
+        // Version 1 has no lineage: one found there is not read.
+        if version == 1 { session.lineage = nil }
         return session
     }
 
@@ -56,6 +60,7 @@ struct SessionFormatScanner {
         var issuedAt: TimeInterval?
         var user: ManagedUser?
         var biometrics: Bool?
+        var lineage: String?
         let isObject = members { scanner, key in
             if Self.matches(key, "access_token") { return assign(&accessToken, scanner.string()) }
             if Self.matches(key, "refresh_token") { return assign(&refreshToken, scanner.string()) }
@@ -66,6 +71,7 @@ struct SessionFormatScanner {
             if Self.matches(key, "issued_at") { return assign(&issuedAt, scanner.number()) }
             if Self.matches(key, "user") { return assign(&user, scanner.user()) }
             if Self.matches(key, "biometric_authentication_enabled") { return assign(&biometrics, scanner.boolean()) }
+            if Self.matches(key, "lineage") { return assign(&lineage, scanner.string()) }
             return false
         }
         guard isObject, let accessToken, let tokenType, let expiresAt, let issuedAt, let user, let biometrics else {
@@ -80,7 +86,8 @@ struct SessionFormatScanner {
             expiresAt: expiresAt,
             issuedAt: issuedAt,
             user: user,
-            isBiometricAuthenticationEnabled: biometrics
+            isBiometricAuthenticationEnabled: biometrics,
+            lineage: lineage
         )
     }
 

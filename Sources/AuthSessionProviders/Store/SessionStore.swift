@@ -14,9 +14,15 @@
 ///
 /// ``save(_:)`` replaces the stored session atomically: a reader sees the old one or the new one,
 /// never a mix, even if the process is killed mid-write. ``withExclusiveAccess(_:)`` gives one
-/// read-modify-write at a time across threads and, for stores shared between processes, across
-/// processes: a refresh loads, calls the server and saves inside it, so that no two callers
-/// present the same refresh token.
+/// short read-modify-write at a time across threads and, for stores shared between processes,
+/// across processes. It is never held across the network: a refresh records a ``RefreshLease``
+/// inside it (``saveLease(_:)``), talks to the server with nothing held, then takes it again to
+/// compare, save and clear the lease, so that no two processes present the same refresh token
+/// and none waits behind another's network call.
+///
+/// A store shared between processes also offers a ``changeNotifier``: every process hears a
+/// sign-out or a rotation made by another at once. A store used by one process only keeps the
+/// defaults (no lease, no notifier): its callers share one refresh within the process.
 ///
 /// Conformers must be thread-safe.
 public protocol SessionStore: Sendable {
@@ -50,4 +56,37 @@ public protocol SessionStore: Sendable {
     /// - Returns: What `body` returns.
     /// - Throws: ``SessionStoreError`` if access cannot be obtained, or what `body` throws.
     func withExclusiveAccess<Result>(_ body: () throws -> Result) throws -> Result
+
+    /// The refresh lease recorded by the process presenting the stored refresh token, if any.
+    /// Called inside ``withExclusiveAccess(_:)``.
+    ///
+    /// The default, for stores used by one process only, records no lease and returns `nil`.
+    ///
+    /// - Returns: The lease, or `nil`.
+    /// - Throws: ``SessionStoreError``.
+    func loadLease() throws(SessionStoreError) -> RefreshLease?
+
+    /// Records `lease`, or (`nil`) removes the record. Called inside ``withExclusiveAccess(_:)``.
+    ///
+    /// The default, for stores used by one process only, does nothing.
+    ///
+    /// - Parameter lease: The lease, or `nil`.
+    /// - Throws: ``SessionStoreError``.
+    func saveLease(_ lease: RefreshLease?) throws(SessionStoreError)
+
+    /// How other processes sharing the store hear its changes, or `nil` for a store used by one
+    /// process only (the default).
+    var changeNotifier: (any SessionChangeNotifier)? { get }
+}
+
+extension SessionStore {
+
+    /// No lease: a store used by one process only.
+    public func loadLease() throws(SessionStoreError) -> RefreshLease? { nil }
+
+    /// Does nothing: a store used by one process only.
+    public func saveLease(_ lease: RefreshLease?) throws(SessionStoreError) {}
+
+    /// `nil`: a store used by one process only.
+    public var changeNotifier: (any SessionChangeNotifier)? { nil }
 }

@@ -99,7 +99,8 @@ private final class AdvHookStore: SessionStore, @unchecked Sendable {
     // Safe: `inner` and `hooks` are thread-safe; the semaphore is only signalled and waited on.
     let inner: MockSessionStore
     private struct Hooks {
-        var pausesAfterExclusiveAccess = false
+        /// How many more exclusive accesses run before the one that pauses; `nil`: none pauses.
+        var accessesBeforePause: Int?
         var isPaused = false
     }
     private let hooks = ConcurrencySafeContainer(Hooks())
@@ -116,8 +117,12 @@ private final class AdvHookStore: SessionStore, @unchecked Sendable {
     func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
         let result = try inner.withExclusiveAccess(body)
         let pauses = hooks.withLock { hooks -> Bool in
-            guard hooks.pausesAfterExclusiveAccess else { return false }
-            hooks.pausesAfterExclusiveAccess = false
+            guard let remaining = hooks.accessesBeforePause else { return false }
+            guard remaining == 0 else {
+                hooks.accessesBeforePause = remaining - 1
+                return false
+            }
+            hooks.accessesBeforePause = nil
             hooks.isPaused = true
             return true
         }
@@ -125,9 +130,10 @@ private final class AdvHookStore: SessionStore, @unchecked Sendable {
         return result
     }
 
-    /// The next exclusive access pauses its thread after its body, until `release()`.
-    func pauseNextExclusiveAccess() {
-        hooks.withLock { $0.pausesAfterExclusiveAccess = true }
+    /// The exclusive access after `skipping` more pauses its thread after its body, until
+    /// `release()`. A refresh takes two: its claim, then its commit.
+    func pauseExclusiveAccess(skipping: Int) {
+        hooks.withLock { $0.accessesBeforePause = skipping }
     }
 
     var isPaused: Bool { hooks.withLock { $0.isPaused } }
@@ -632,7 +638,7 @@ struct AdversarialReviewHoleTests {
         let rig = advRig(store: store, server: server, clock: clock, remote: remote)
         try await rig.provider.signIn(with: advGrant(advAda))
 
-        store.pauseNextExclusiveAccess()
+        store.pauseExclusiveAccess(skipping: 1)  // the claim; the commit pauses
         let refresh = Task { try await rig.provider.refresh() }
         #expect(await advEventually { store.isPaused }, "the refresh committed and paused before its effects")
 

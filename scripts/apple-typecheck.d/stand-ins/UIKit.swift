@@ -1,7 +1,8 @@
 // A stand-in for Apple's UIKit, so that the package's `#if canImport(UIKit)` branches are
-// type-checked on Linux (scripts/apple-typecheck). The package reads no UIKit symbol: it spells
-// the notification names as their strings (see `ApplicationLifecycle`). What it would use is
-// declared as Apple's documentation shows it, isolation included.
+// type-checked on Linux (scripts/apple-typecheck). The package spells the notification names as
+// their strings (see `ApplicationLifecycle`); it calls the background-task methods
+// (`UIKitBackgroundTaskAssertion`). Everything is declared as Apple's documentation shows it,
+// isolation included.
 
 import Foundation
 
@@ -21,4 +22,26 @@ open class UIApplication: NSObject {
     )
     // https://developer.apple.com/documentation/uikit/uiapplication/isprotecteddataavailable
     nonisolated public var isProtectedDataAvailable: Bool { fatalError("stand-in") }
+
+    // https://developer.apple.com/documentation/uikit/uiapplication/shared:
+    // `class var shared: UIApplication { get }`, main-actor isolated with its class.
+    public class var shared: UIApplication { fatalError("stand-in") }
+    // https://developer.apple.com/documentation/uikit/uiapplication/beginbackgroundtask(withname:expirationhandler:):
+    // `nonisolated func beginBackgroundTask(withName taskName: String?, expirationHandler handler:
+    // (@MainActor @Sendable () -> Void)? = nil) -> UIBackgroundTaskIdentifier`
+    nonisolated public func beginBackgroundTask(
+        withName taskName: String?,
+        expirationHandler handler: (@MainActor @Sendable () -> Void)? = nil
+    ) -> UIBackgroundTaskIdentifier { fatalError("stand-in") }
+    // https://developer.apple.com/documentation/uikit/uiapplication/endbackgroundtask(_:):
+    // `nonisolated func endBackgroundTask(_ identifier: UIBackgroundTaskIdentifier)`
+    nonisolated public func endBackgroundTask(_ identifier: UIBackgroundTaskIdentifier) { fatalError("stand-in") }
+}
+
+// https://developer.apple.com/documentation/uikit/uibackgroundtaskidentifier: a struct wrapping an
+// `Int`, with `static let invalid`.
+public struct UIBackgroundTaskIdentifier: RawRepresentable, Hashable, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    public static let invalid = UIBackgroundTaskIdentifier(rawValue: 0)
 }

@@ -1,0 +1,178 @@
+import AuthSession
+import Foundation
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// What processes sharing a store coordinate through, in one private folder: a lock file for the
+/// short exclusive access, a lease file for the refresh in flight, and change notices. Used by
+/// ``FileSessionStore`` (in the session's folder) and by ``KeychainSessionStore`` (in its
+/// coordination folder).
+final class FileCoordination: Sendable {
+
+    let directoryPath: String
+    let lockPath: String
+    let leasePath: String
+    /// The files whose changes are notices: the session's (if it is a file) and the lease's.
+    let watchedNames: Set<String>
+    let notifier: any SessionChangeNotifier
+
+    /// The lock file, opened on first exclusive access and kept open; held by the in-process
+    /// lock for the whole of each exclusive access.
+    private let exclusive = ConcurrencySafeContainer<Int32?>(nil)
+
+    /// Creates the coordination for the files named `baseName…` in `directoryPath`.
+    ///
+    /// - Parameters:
+    ///   - directoryPath: The private folder.
+    ///   - baseName: The lock file is `<baseName>.lock`, the lease `<baseName>.lease`.
+    ///   - sessionFileName: The session file's name if the session is a file there.
+    ///   - notificationName: The Darwin notification name, on Apple platforms.
+    init(directoryPath: String, baseName: String, sessionFileName: String?, notificationName: String?) {
+        self.directoryPath = directoryPath
+        lockPath = "\(directoryPath)/\(baseName).lock"
+        leasePath = "\(directoryPath)/\(baseName).lease"
+        let leaseName = "\(baseName).lease"
+        watchedNames = Set([leaseName] + (sessionFileName.map { [$0] } ?? []))
+        #if canImport(notify)
+        let name =
+            notificationName ?? "authsessionkit.changed.\(RefreshLease.fingerprint(of: "\(directoryPath)/\(baseName)"))"
+        notifier = DarwinNotifyChangeNotifier(name: name)
+        #elseif os(Linux)
+        notifier = InotifyChangeNotifier(directory: directoryPath, names: watchedNames)
+        #else
+        let folder = directoryPath
+        let names = watchedNames
+        notifier = PollingChangeNotifier(interval: 0.5) { FileCoordination.signature(of: folder, names: names) }
+        #endif
+    }
+
+    deinit {
+        if let descriptor = exclusive.withLock({ $0 }) {
+            close(descriptor)
+        }
+    }
+
+    // MARK: - Exclusive access
+
+    /// Runs `body` holding the in-process lock and an exclusive `flock` on the lock file. After
+    /// locking, checks that the open file is still the one at the path (same device and inode):
+    /// if the folder or the file was replaced, a newcomer would lock the new one, so the old one
+    /// is closed and the new one opened and locked instead.
+    func withExclusiveAccess<Result>(_ body: () throws -> Result) throws -> Result {
+        try exclusive.withLock { descriptor in
+            while true {
+                if descriptor == nil {
+                    descriptor = try openLockFile()
+                }
+                let lockFile = descriptor!
+                try FileSystem.lock(lockFile, LOCK_EX, path: lockPath)
+                if isAtPath(lockFile) { break }
+                try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath)
+                close(lockFile)
+                descriptor = nil
+            }
+            let lockFile = descriptor!
+            defer { try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath) }
+            return try body()
+        }
+    }
+
+    /// Whether `descriptor` is the file now at ``lockPath``.
+    private func isAtPath(_ descriptor: Int32) -> Bool {
+        var open = stat()
+        guard fstat(descriptor, &open) == 0, let current = try? FileSystem.status(of: lockPath) else { return false }
+        return open.st_dev == current.st_dev && open.st_ino == current.st_ino
+    }
+
+    private func openLockFile() throws(SessionStoreError) -> Int32 {
+        try FileSystem.ensurePrivateDirectory(directoryPath)
+        let descriptor = try FileSystem.openFile(lockPath, O_RDWR | O_CREAT, mode: 0o600)
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw .io(operation: "fstat", path: lockPath, code: code)
+        }
+        do {
+            try FileSystem.checkPrivate(info, at: lockPath, isDirectory: false)
+        } catch {
+            close(descriptor)
+            throw error
+        }
+        return descriptor
+    }
+
+    // MARK: - Lease
+
+    /// The recorded lease; `nil` when none is, or when the file is unreadable (a lease is
+    /// advisory: an unreadable one is no lease, and the next record replaces it).
+    func loadLease() throws(SessionStoreError) -> RefreshLease? {
+        let descriptor: Int32
+        do {
+            descriptor = try FileSystem.openFile(leasePath, O_RDONLY | O_NONBLOCK)
+        } catch .io(_, _, let code) where code == ENOENT || code == ENOTDIR {
+            return nil
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .io(operation: "fstat", path: leasePath, code: errno) }
+        try FileSystem.checkPrivate(info, at: leasePath, isDirectory: false)
+        let data = try FileSystem.readAll(descriptor, expectedSize: Int(info.st_size), limit: 4096, path: leasePath)
+        guard let document = try? JSONDecoder().decode(LeaseDocument.self, from: data),
+            document.format == LeaseDocument.formatName, document.version == 1
+        else { return nil }
+        return document.lease
+    }
+
+    /// Records `lease` (written beside, then renamed over the lease file), or removes the record.
+    /// Not synchronized to the disk: after a power loss no refresh is in flight.
+    func saveLease(_ lease: RefreshLease?) throws(SessionStoreError) {
+        guard let lease else {
+            try FileSystem.unlinkIfPresent(leasePath)
+            notifier.post()
+            return
+        }
+        try FileSystem.ensurePrivateDirectory(directoryPath)
+        let temporary = "\(leasePath).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let descriptor = try FileSystem.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        do {
+            let data = (try? JSONEncoder().encode(LeaseDocument(lease: lease))) ?? Data()
+            try FileSystem.writeAll(data, to: descriptor, path: temporary)
+            close(descriptor)
+            try FileSystem.renameItem(temporary, to: leasePath)
+        } catch {
+            close(descriptor)
+            try? FileSystem.unlinkIfPresent(temporary)
+            throw error
+        }
+        notifier.post()
+    }
+
+    /// Sizes, times and identities of `names` in `folder`: what polling compares.
+    static func signature(of folder: String, names: Set<String>) -> String {
+        names.sorted().map { name in
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: "\(folder)/\(name)") else {
+                return "-"
+            }
+            let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+            let size = (attributes[.size] as? NSNumber)?.int64Value ?? -1
+            let file = (attributes[.systemFileNumber] as? NSNumber)?.int64Value ?? -1
+            return "\(file):\(size):\(modified)"
+        }
+        .joined(separator: "|")
+    }
+}
+
+/// The lease file's layout.
+private struct LeaseDocument: Codable {
+    static let formatName = "AuthSessionKit.lease"
+    var format = formatName
+    var version = 1
+    var lease: RefreshLease
+}
