@@ -81,6 +81,7 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
         var latency: TimeInterval
         var accessTokenLifetime: TimeInterval
         var holdsRefreshes = false
+        var namesUsers = true
         var accounts: [String: Account] = [:]
         var authorizationCodes: [String: String] = [:]
         var families: [Int: Family] = [:]
@@ -151,6 +152,14 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
     public var latency: TimeInterval {
         get { state.withLock { $0.latency } }
         set { state.withLock { $0.latency = newValue } }
+    }
+
+    /// Whether a sign-in's answer names the user (as an OpenID Connect ID token does); `true`.
+    /// `false` is a plain OAuth 2.0 server, with no ID token and no userinfo: the answer carries no
+    /// user, and the session manager tells people apart by the session's lineage.
+    public var namesUsers: Bool {
+        get { state.withLock { $0.namesUsers } }
+        set { state.withLock { $0.namesUsers = newValue } }
     }
 
     /// Seconds an access token lives from its issue; applies to tokens issued from now on.
@@ -580,7 +589,7 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
                 tokenType: "Bearer",
                 expiresIn: state.accessTokenLifetime,
                 scope: grant.scope,
-                user: user
+                user: state.namesUsers ? user : nil
             )
         )
     }

@@ -12,6 +12,9 @@ import Foundation
 /// store.corruptNextLoad()         // the next load throws .corrupt and the session is set aside
 /// ```
 ///
+/// It records refresh leases, and with `postsChangeNotices` every write is a change notice: several
+/// managers sharing one instance then behave as processes sharing a store.
+///
 /// All operations are thread-safe.
 public final class MockSessionStore: SessionStore {
 
@@ -25,6 +28,8 @@ public final class MockSessionStore: SessionStore {
         var removeCount = 0
         var exclusiveAccessCount = 0
         var savedSessions: [ManagedSession] = []
+        var lease: RefreshLease?
+        var leasesRecorded = 0
         var waiters = WaiterList<State>()
     }
 
@@ -33,11 +38,71 @@ public final class MockSessionStore: SessionStore {
     // ThreadSanitizer then reports the lock's own read as a race on it.
     private let exclusive = ConcurrencySafeContainer<UInt8>(0)
 
+    private let notifier: LocalChangeNotifier?
+
     /// Creates a store holding `session`.
     ///
-    /// - Parameter session: The stored session, if any.
-    public init(session: ManagedSession? = nil) {
+    /// - Parameters:
+    ///   - session: The stored session, if any.
+    ///   - postsChangeNotices: Whether every write (a save, a removal, a lease) is a change
+    ///     notice for the managers sharing this store, as a file store's are between processes.
+    public init(session: ManagedSession? = nil, postsChangeNotices: Bool = false) {
         state = ConcurrencySafeContainer(State(session: session))
+        notifier = postsChangeNotices ? LocalChangeNotifier() : nil
+    }
+
+    /// The notices of writes, when created with `postsChangeNotices`.
+    public var changeNotifier: (any SessionChangeNotifier)? { notifier }
+
+    /// The recorded refresh lease.
+    ///
+    /// - Returns: The lease, or `nil`.
+    /// - Throws: `.unavailable` while unavailable.
+    public func loadLease() throws(SessionStoreError) -> RefreshLease? {
+        let result = state.withLock { state -> Result<RefreshLease?, SessionStoreError> in
+            state.isUnavailable
+                ? .failure(.unavailable(reason: "the mock store is unavailable")) : .success(state.lease)
+        }
+        return try result.get()
+    }
+
+    /// Records `lease`, or removes the record.
+    ///
+    /// - Parameter lease: The lease, or `nil`.
+    /// - Throws: `.unavailable` while unavailable.
+    public func saveLease(_ lease: RefreshLease?) throws(SessionStoreError) {
+        let result = state.mutateAndNotify { state -> Result<Void, SessionStoreError> in
+            if state.isUnavailable { return .failure(.unavailable(reason: "the mock store is unavailable")) }
+            state.lease = lease
+            if lease != nil { state.leasesRecorded += 1 }
+            return .success(())
+        }
+        try result.get()
+        notifier?.post()
+    }
+
+    /// The lease recorded now, read without failing.
+    public var storedLease: RefreshLease? { state.withLock { $0.lease } }
+
+    /// How many leases were recorded.
+    public var leasesRecorded: Int { state.withLock { $0.leasesRecorded } }
+
+    /// Records `lease` as another process would, or removes it: a test's way to stand for a
+    /// process holding (or having left) a lease.
+    ///
+    /// - Parameter lease: The lease, or `nil`.
+    public func recordLease(_ lease: RefreshLease?) {
+        state.mutateAndNotify { $0.lease = lease }
+        notifier?.post()
+    }
+
+    /// Replaces the stored session as another process would, and posts a change notice (with
+    /// `postsChangeNotices`); not counted as a save.
+    ///
+    /// - Parameter session: The session, or `nil` to remove it.
+    public func replaceStoredSession(_ session: ManagedSession?) {
+        state.mutateAndNotify { $0.session = session }
+        notifier?.post()
     }
 
     // MARK: - Scripted failures
@@ -94,6 +159,7 @@ public final class MockSessionStore: SessionStore {
             return .success(())
         }
         try result.get()
+        notifier?.post()
     }
 
     /// Forgets the stored session, or throws the scripted failure. Counted.
@@ -106,6 +172,7 @@ public final class MockSessionStore: SessionStore {
             return .success(())
         }
         try result.get()
+        notifier?.post()
     }
 
     /// Runs `body` while no other caller of this method runs its own. Counted. Not re-entrant.

@@ -53,6 +53,8 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     // A one-byte value, not `()`: a zero-size value shares its address with the lock, and
     // ThreadSanitizer then reports the lock's own read as a race on it.
     private let writeLock = ConcurrencySafeContainer<UInt8>(0)
+    /// Who this manager's refresh leases name: this process, and an instance of this manager's own.
+    private let leaseOwner = RefreshLease.Owner.inThisProcess()
 
     /// Creates a manager. It starts when a handle is created with it.
     ///
@@ -390,6 +392,11 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         state.withLock { $0.machine.waitingCallerCount }
     }
 
+    /// How many refreshes wait for another process's lease (for tests).
+    var leaseWaiterCount: Int {
+        state.withLock { $0.leaseWaiters.count }
+    }
+
     private func waitForSession(minimumValidity: TimeInterval?) async throws(ManagedSessionError) -> ManagedSession {
         let id = state.withLock { $0.machine.makeID() }
         do {
@@ -626,7 +633,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// lease, or record this one's), present the refresh token with nothing held, then commit (a
     /// short exclusive access: compare, save, clear the lease). The machine decides each step.
     private func runRefresh(_ flight: RefreshFlight) -> RefreshOutcome {
-        let owner = RefreshLease.Owner.current
+        let owner = leaseOwner
         while true {
             let noticesSeen = state.withLock { $0.noticeCount }
             let claim: RefreshClaim
@@ -658,7 +665,9 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                     return claim
                 }
             } catch {
-                return .failed(.storage((error as? SessionStoreError) ?? .unavailable(reason: "exclusive access failed")))
+                return .failed(
+                    .storage((error as? SessionStoreError) ?? .unavailable(reason: "exclusive access failed"))
+                )
             }
             switch claim {
             case .stale, .writeBack:
@@ -838,7 +847,11 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// saves `refreshed` (or adopts what another process stored), clears the lease, and commits.
     /// If the store cannot be read or written, the rotated session is committed unsaved (its
     /// refresh token is spent: the new one must not be lost) and its write retried.
-    private func commitRefreshed(_ flight: RefreshFlight, _ refreshed: ManagedSession, lease: RefreshLease) -> RefreshOutcome {
+    private func commitRefreshed(
+        _ flight: RefreshFlight,
+        _ refreshed: ManagedSession,
+        lease: RefreshLease
+    ) -> RefreshOutcome {
         let outcome: RefreshOutcome?
         do {
             outcome = try store.withExclusiveAccess { () -> RefreshOutcome in

@@ -119,7 +119,9 @@ private final class InotifyWatcher: @unchecked Sendable {
     }
 
     private func addWatch() {
-        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF)
+        let mask = UInt32(
+            IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
+        )
         watch = inotify_add_watch(descriptor, directory, mask | UInt32(IN_ONLYDIR))
     }
 

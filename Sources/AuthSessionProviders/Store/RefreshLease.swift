@@ -30,8 +30,9 @@ public struct RefreshLease: Hashable, Sendable, Codable, CustomStringConvertible
         /// The owner's process identifier.
         public var processIdentifier: Int32
 
-        /// A random identifier of the owning process's run, so that a later process given the
-        /// same process identifier is not mistaken for the owner.
+        /// A random identifier of the owner within its process (each session manager has its
+        /// own), so that a later process given the same process identifier, or another manager of
+        /// the same process, is not mistaken for the owner.
         public var instance: String
 
         /// Creates an owner.
@@ -44,14 +45,18 @@ public struct RefreshLease: Hashable, Sendable, Codable, CustomStringConvertible
             self.instance = instance
         }
 
-        /// This process.
-        public static let current = Owner(processIdentifier: getpid(), instance: UUID().uuidString)
+        /// A new owner in this process, with a random instance.
+        ///
+        /// - Returns: The owner.
+        public static func inThisProcess() -> Owner {
+            Owner(processIdentifier: getpid(), instance: UUID().uuidString)
+        }
 
         /// Whether the owner may still be running: `false` only when the operating system says no
         /// process has its identifier. A process that cannot be signalled (another app's, on a
         /// sandboxed platform) counts as running; its lease then lasts until its deadline.
         public var mayBeRunning: Bool {
-            if self == .current { return true }
+            if processIdentifier == getpid() { return true }
             if kill(processIdentifier, 0) == 0 { return true }
             return errno != ESRCH
         }

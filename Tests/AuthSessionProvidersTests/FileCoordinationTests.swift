@@ -1,0 +1,205 @@
+import AuthSession
+import AuthSessionMocks
+import Foundation
+import Testing
+
+@testable import AuthSessionProviders
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+@Suite("File store coordination: a lock file that stays a lock, leases on disk, change notices")
+struct FileCoordinationTests {
+
+    /// Whether the lock file now at `path` is locked by someone: a fresh descriptor's non-blocking
+    /// `flock` fails with `EWOULDBLOCK`.
+    private func isLocked(_ path: String) -> Bool {
+        let descriptor = open(path, O_RDWR)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        if flock(descriptor, LOCK_EX | LOCK_NB) == 0 {
+            flock(descriptor, LOCK_UN)
+            return false
+        }
+        return errno == EWOULDBLOCK
+    }
+
+    @Test("a lock file replaced while a store holds the old one open: the store locks the new one, so a newcomer waits")
+    func replacedLockFile() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let longRunning = FileSessionStore(directory: folder.url)
+        let lockPath = folder.path("session.json.lock")
+        try longRunning.withExclusiveAccess {}  // opens the lock file and keeps it open
+        // Something replaces the lock file (a cleanup, a restore from a backup).
+        let replacement = folder.path("replacement")
+        #expect(FileManager.default.createFile(atPath: replacement, contents: nil))
+        chmod(replacement, 0o600)
+        #expect(rename(replacement, lockPath) == 0)
+
+        let lockedWhileInside = try longRunning.withExclusiveAccess { isLocked(lockPath) }
+        #expect(lockedWhileInside, "the long-running store holds the file at the path, not the replaced one")
+        #expect(!isLocked(lockPath), "and releases it")
+    }
+
+    @Test(
+        "the store's folder replaced while a store holds the old lock file open: the new folder's lock is the one taken"
+    )
+    func replacedFolder() throws {
+        let parent = try TemporaryFolder()
+        defer { parent.remove() }
+        let folderURL = parent.url.appendingPathComponent("store", isDirectory: true)
+        let store = FileSessionStore(directory: folderURL)
+        try store.withExclusiveAccess {}
+        #expect(rename(folderURL.path, parent.path("old-store")) == 0)
+        let lockedWhileInside = try store.withExclusiveAccess { isLocked(folderURL.path + "/session.json.lock") }
+        #expect(lockedWhileInside)
+    }
+
+    @Test("a lease is recorded beside the session, read back, and cleared; an unreadable one is no lease")
+    func leaseOnDisk() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let store = FileSessionStore(directory: folder.url)
+        #expect(try store.loadLease() == nil)
+        let lease = RefreshLease(
+            owner: .init(processIdentifier: 4242, instance: "a"),
+            startedAt: 1_800_000_000,
+            deadline: 1_800_000_120,
+            refreshTokenFingerprint: RefreshLease.fingerprint(of: "rt-secret-value")
+        )
+        try store.withExclusiveAccess { try store.saveLease(lease) }
+        #expect(try store.loadLease() == lease)
+        let bytes = try String(contentsOfFile: folder.path("session.json.lease"), encoding: .utf8)
+        #expect(!bytes.contains("rt-secret-value"), "the lease names the token by its fingerprint only")
+        var info = stat()
+        #expect(stat(folder.path("session.json.lease"), &info) == 0 && info.st_mode & 0o777 == 0o600)
+        #expect(!"\(lease)".contains(lease.refreshTokenFingerprint))
+        try store.saveLease(nil)
+        #expect(try store.loadLease() == nil)
+        try Data("{not a lease".utf8).write(to: URL(fileURLWithPath: folder.path("session.json.lease")))
+        chmod(folder.path("session.json.lease"), 0o600)
+        #expect(try store.loadLease() == nil)
+        try Data(#"{"format":"something else","version":1,"lease":{}}"#.utf8)
+            .write(to: URL(fileURLWithPath: folder.path("session.json.lease")))
+        #expect(try store.loadLease() == nil)
+    }
+
+    @Test("a lease file that is a symbolic link is refused, never followed")
+    func leaseSymbolicLink() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let store = FileSessionStore(directory: folder.url)
+        #expect(symlink("/etc/passwd", folder.path("session.json.lease")) == 0)
+        #expect(throws: SessionStoreError.self) { try store.loadLease() }
+    }
+
+    #if os(Linux)
+    @Test("inotify: a save, a removal and a lease by another store instance are each heard")
+    func inotifyNotices() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let listener = FileSessionStore(directory: folder.url)
+        let writer = FileSessionStore(directory: folder.url)
+        let heard = ConcurrencySafeContainer(0)
+        let observation = try #require(listener.changeNotifier).observe { heard.withLock { $0 += 1 } }
+        defer { observation.cancel() }
+        try await waitForWatch(heard: heard, writer: writer)
+
+        let beforeRemoval = heard.withLock { $0 }
+        try writer.remove()
+        try await waitUntil { heard.withLock { $0 } > beforeRemoval }
+        let beforeLease = heard.withLock { $0 }
+        try writer.withExclusiveAccess {
+            try writer.saveLease(
+                RefreshLease(owner: .inThisProcess(), startedAt: 0, deadline: 1, refreshTokenFingerprint: "f")
+            )
+        }
+        try await waitUntil { heard.withLock { $0 } > beforeLease }
+    }
+
+    @Test("inotify: the folder replaced under an observation is watched again")
+    func inotifyFolderReplaced() async throws {
+        let parent = try TemporaryFolder()
+        defer { parent.remove() }
+        let folderURL = parent.url.appendingPathComponent("store", isDirectory: true)
+        let writer = FileSessionStore(directory: folderURL)
+        try writer.save(sampleSession(1))
+        let heard = ConcurrencySafeContainer(0)
+        let observation = try #require(FileSessionStore(directory: folderURL).changeNotifier).observe {
+            heard.withLock { $0 += 1 }
+        }
+        defer { observation.cancel() }
+        try await waitForWatch(heard: heard, writer: writer)
+        #expect(rename(folderURL.path, parent.path("old")) == 0)
+        try await waitUntil { heard.withLock { $0 } > 0 }
+        // A new folder at the path: its writes are heard.
+        let deadline = Date().addingTimeInterval(10)
+        var n = 2
+        let before = heard.withLock { $0 }
+        while heard.withLock({ $0 }) <= before + 1, Date() < deadline {
+            try writer.save(sampleSession(n))
+            n += 1
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        #expect(heard.withLock { $0 } > before + 1, "writes in the new folder are heard")
+    }
+
+    /// Saves until the observation hears one (its watch is set up on its own thread).
+    private func waitForWatch(heard: ConcurrencySafeContainer<Int>, writer: FileSessionStore) async throws {
+        let deadline = Date().addingTimeInterval(10)
+        var n = 100
+        while heard.withLock({ $0 }) == 0 {
+            guard Date() < deadline else {
+                Issue.record("no notice heard within 10 s")
+                throw CancellationError()
+            }
+            try writer.save(sampleSession(n))
+            n += 1
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+    }
+    #endif
+
+    @Test("LocalChangeNotifier: every observation hears a post, on its own queue; a cancelled one no more")
+    func localNotifier() async throws {
+        let notifier = LocalChangeNotifier()
+        let first = ConcurrencySafeContainer(0)
+        let second = ConcurrencySafeContainer(0)
+        let a = notifier.observe { first.withLock { $0 += 1 } }
+        let b = notifier.observe { second.withLock { $0 += 1 } }
+        notifier.post()
+        try await waitUntil { first.withLock { $0 } >= 1 && second.withLock { $0 } >= 1 }
+        b.cancel()
+        let secondBefore = second.withLock { $0 }
+        notifier.post()
+        try await waitUntil { first.withLock { $0 } >= 2 }
+        #expect(second.withLock { $0 } == secondBefore)
+        a.cancel()
+    }
+
+    @Test("PollingChangeNotifier: a change of the signature is a notice")
+    func pollingNotifier() async throws {
+        let signature = ConcurrencySafeContainer("one")
+        let notifier = PollingChangeNotifier(interval: 0.01) { signature.withLock { $0 } }
+        let heard = ConcurrencySafeContainer(0)
+        let observation = notifier.observe { heard.withLock { $0 += 1 } }
+        defer { observation.cancel() }
+        signature.withLock { $0 = "two" }
+        try await waitUntil { heard.withLock { $0 } == 1 }
+    }
+}
+
+/// Session number `n`, for store tests.
+func sampleSession(_ n: Int) -> ManagedSession {
+    ManagedSession(
+        accessToken: "access-\(n)",
+        refreshToken: "refresh-\(n)",
+        expiresAt: 1_800_003_600,
+        issuedAt: 1_800_000_000,
+        user: ManagedUser(identifier: "sample")
+    )
+}
