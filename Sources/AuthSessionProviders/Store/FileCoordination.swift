@@ -18,7 +18,10 @@ final class FileCoordination: Sendable {
     let directoryPath: String
     let lockPath: String
     let leasePath: String
-    /// The files whose changes are notices: the session's (if it is a file) and the lease's.
+    /// A file written after each change of a session that is not a file here (a Keychain item),
+    /// so that a watch of the folder sees it.
+    let markerPath: String?
+    /// The files whose changes are notices: the session's (or the marker), and the lease's.
     let watchedNames: Set<String>
     let notifier: any SessionChangeNotifier
 
@@ -38,7 +41,9 @@ final class FileCoordination: Sendable {
         lockPath = "\(directoryPath)/\(baseName).lock"
         leasePath = "\(directoryPath)/\(baseName).lease"
         let leaseName = "\(baseName).lease"
-        watchedNames = Set([leaseName] + (sessionFileName.map { [$0] } ?? []))
+        let markerName = sessionFileName == nil ? "\(baseName).changed" : nil
+        markerPath = markerName.map { "\(directoryPath)/\($0)" }
+        watchedNames = Set([leaseName] + [sessionFileName ?? markerName].compactMap { $0 })
         #if canImport(notify)
         let name =
             notificationName ?? "authsessionkit.changed.\(RefreshLease.fingerprint(of: "\(directoryPath)/\(baseName)"))"
@@ -56,6 +61,17 @@ final class FileCoordination: Sendable {
         if let descriptor = exclusive.withLock({ $0 }) {
             close(descriptor)
         }
+    }
+
+    /// Tells the processes sharing the folder that the session changed: writes the marker file
+    /// (a session that is not a file here), then posts. Best effort: a notice is a hint.
+    func announceChange() {
+        if let markerPath, let descriptor = try? FileSystem.openFile(markerPath, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600) {
+            var stamp = UInt64(Date().timeIntervalSince1970 * 1_000_000)
+            _ = write(descriptor, &stamp, MemoryLayout<UInt64>.size)
+            close(descriptor)
+        }
+        notifier.post()
     }
 
     // MARK: - Exclusive access

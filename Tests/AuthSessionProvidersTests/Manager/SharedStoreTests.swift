@@ -184,6 +184,61 @@ struct SharedStoreTests {
         _ = handle
     }
 
+    @Test("the Keychain store with a coordination folder: an app and its extension share one refresh and hear each other's sign-out")
+    func keychainAcrossProcesses() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let keychain = FakeKeychain()
+        let clock = ManualClock()
+        let server = InProcessAuthorizationServer(clock: clock)
+        server.register(alice, password: alicePassword)
+        // Two store instances over one item and one folder: what the app and its extension have.
+        func process() -> AuthSessionHandle<ManagedSessionProvider> {
+            let store = KeychainSessionStore(
+                service: "com.example.app",
+                account: "session",
+                accessGroup: "TEAM.com.example.shared",
+                accessibility: .afterFirstUnlockThisDeviceOnly,
+                accessControl: nil,
+                coordinationDirectory: folder.url,
+                items: keychain
+            )
+            let provider = ManagedSessionProvider(
+                store: store,
+                remote: server,
+                retryPolicy: immediateRetries,
+                clock: clock,
+                configuration: .init(checksCredentialState: false, activationSignal: ManualActivationSignal())
+            )
+            return AuthSessionHandle(
+                sessionProvider: provider,
+                biometricAuthenticator: MockBiometricAuthenticator(),
+                activationSignal: ManualActivationSignal(),
+                clock: clock
+            )
+        }
+        let appHandle = process()
+        let app = appHandle.sessionProvider
+        try await app.signIn(with: .password(username: "alice", password: alicePassword))
+        let extensionHandle = process()
+        let extensionProcess = extensionHandle.sessionProvider
+        try await waitUntil { extensionProcess.session != nil }
+
+        server.holdsRefreshes = true
+        let appRefresh = Task { try await app.refresh() }
+        try await server.waitForHeldRefreshes(1)
+        let extensionRefresh = Task { try await extensionProcess.refresh() }
+        try await waitUntil { extensionProcess.leaseWaiterCount == 1 }
+        server.releaseHeldRefreshes()
+        let rotated = try await appRefresh.value
+        #expect(try await extensionRefresh.value.accessToken == rotated.accessToken)
+        #expect(server.refreshCount == 1)
+        #expect(server.duplicatePresentations.isEmpty)
+
+        try app.signout(with: nil)
+        try await waitUntil(timeout: 10) { extensionProcess.session == nil }
+    }
+
     // MARK: - Change notices
 
     @Test("a sign-out in one process signs the other out at once, with signedOutElsewhere")
@@ -305,6 +360,7 @@ struct SharedStoreTests {
     }
 
     // MARK: - Helpers
+
 
     /// The identifier of a process that has exited: its lease's owner is gone.
     private func exitedProcessIdentifier() throws -> Int32 {

@@ -51,8 +51,17 @@ import Foundation
 /// On Linux the type exists, without a public initializer, so that its logic is tested there
 /// against a fake keychain; the Keychain calls themselves are Apple's.
 ///
+/// **Processes sharing the item** (an app and its extensions): give the store a
+/// `coordinationDirectory` in the app group's container. Its exclusive access is then a file lock
+/// there too (held for microseconds, never across the network), a refresh records its
+/// ``RefreshLease`` there, and every write is a change notice to the other processes (the Darwin
+/// notification center on Apple platforms), so that no two processes present the same rotating
+/// refresh token, and a sign-out in one reaches the others at once. Without a coordination folder,
+/// the store coordinates within one process only: an app and an extension that both refresh may
+/// present the same refresh token, and a server that detects reuse then ends the session for both.
+///
 /// All operations are thread-safe. ``withExclusiveAccess(_:)`` excludes the callers of this
-/// instance: share one store per item in a process.
+/// instance, and, with a coordination folder, every process using that folder.
 public final class KeychainSessionStore: SessionStore {
 
     /// The item's service (`kSecAttrService`), usually the app's bundle identifier.
@@ -71,8 +80,12 @@ public final class KeychainSessionStore: SessionStore {
     /// Whether reading the item needs the user's authentication, enforced by the Keychain itself.
     public let accessControl: AccessControl?
 
+    /// The folder where processes sharing the item coordinate (lock, lease, notices), if any.
+    public let coordinationDirectory: URL?
+
     private let items: any KeychainItems
     private let address: KeychainItemAddress
+    private let coordination: FileCoordination?
     // A one-byte value, not `()`: a zero-size value shares its address with the lock, and
     // ThreadSanitizer then reports the lock's own read as a race on it.
     private let exclusive = ConcurrencySafeContainer<UInt8>(0)
@@ -93,8 +106,19 @@ public final class KeychainSessionStore: SessionStore {
         accessGroup: String?,
         accessibility: Accessibility,
         accessControl: AccessControl?,
+        coordinationDirectory: URL? = nil,
+        changeNotificationName: String? = nil,
         items: any KeychainItems
     ) {
+        self.coordinationDirectory = coordinationDirectory
+        coordination = coordinationDirectory.map { folder in
+            FileCoordination(
+                directoryPath: folder.standardizedFileURL.path,
+                baseName: "\(service).\(account).keychain",
+                sessionFileName: nil,
+                notificationName: changeNotificationName
+            )
+        }
         self.service = service
         self.account = account
         self.accessGroup = accessGroup
@@ -146,10 +170,16 @@ public final class KeychainSessionStore: SessionStore {
         let contents = KeychainItemContents(data: SessionFormat.encode(session), stamp: Self.newStamp())
         for _ in 0..<Self.maximumSaveAttempts {
             let added = items.add(address, contents, protection: protection)
-            if added == .success { return }
+            if added == .success {
+                coordination?.announceChange()
+                return
+            }
             guard added == .duplicateItem else { throw added.sessionStoreError(operation: "SecItemAdd") }
             let updated = items.update(address, to: contents, protection: protection)
-            if updated == .success { return }
+            if updated == .success {
+                coordination?.announceChange()
+                return
+            }
             guard updated == .itemNotFound else { throw updated.sessionStoreError(operation: "SecItemUpdate") }
             // Removed between the two calls, or there but hidden: an add can find an item a locked
             // device's update cannot see. Then it is unavailable, not a race to run again.
@@ -169,6 +199,7 @@ public final class KeychainSessionStore: SessionStore {
         let status = items.delete(address)
         switch status {
         case .success:
+            coordination?.announceChange()
             return
         case .itemNotFound:
             try confirmProtectedDataAvailable(after: "SecItemDelete")
@@ -177,25 +208,54 @@ public final class KeychainSessionStore: SessionStore {
         }
     }
 
-    /// Runs `body` while no other caller of this method on this store instance runs its own.
+    /// Runs `body` while no other caller of this method on this store instance runs its own, and,
+    /// with a ``coordinationDirectory``, while no other process using that folder runs its own (an
+    /// exclusive `flock` on a lock file there, held for the length of `body` only).
     ///
-    /// It excludes neither another instance for the same item nor another process (an app
-    /// extension sharing the item): see the README's "Honest limits" (g).
+    /// Without a coordination folder it excludes neither another instance for the same item nor
+    /// another process (an app extension sharing the item): see the README's "Honest limits".
     ///
-    /// - Parameter body: The read-modify-write; it may call ``load()``, ``save(_:)`` and
-    ///   ``remove()``, not this method.
+    /// - Parameter body: The read-modify-write; it may call ``load()``, ``save(_:)``,
+    ///   ``remove()``, ``loadLease()`` and ``saveLease(_:)``, not this method.
     /// - Returns: What `body` returns.
-    /// - Throws: What `body` throws.
+    /// - Throws: ``SessionStoreError`` if the coordination folder's lock cannot be taken, or what
+    ///   `body` throws.
     public func withExclusiveAccess<Result>(_ body: () throws -> Result) throws -> Result {
         try exclusive.withLock { _ in
-            try holdingExclusiveAccess {
-                if let pending = pendingSetAside.withLock({ $0.take() }) {
-                    _ = moveAside(pending)
-                }
-                return try body()
-            }
+            guard let coordination else { return try insideExclusiveAccess(body) }
+            return try coordination.withExclusiveAccess { try insideExclusiveAccess(body) }
         }
     }
+
+    /// `body`, inside exclusive access: a corrupt item found meanwhile is set aside first.
+    private func insideExclusiveAccess<Result>(_ body: () throws -> Result) throws -> Result {
+        try holdingExclusiveAccess {
+            if let pending = pendingSetAside.withLock({ $0.take() }) {
+                _ = moveAside(pending)
+            }
+            return try body()
+        }
+    }
+
+    /// The refresh lease recorded in the coordination folder; `nil` without one.
+    ///
+    /// - Returns: The lease, or `nil`.
+    /// - Throws: ``SessionStoreError`` if the lease file is a link, not private, or unreadable.
+    public func loadLease() throws(SessionStoreError) -> RefreshLease? {
+        try coordination?.loadLease()
+    }
+
+    /// Records `lease` in the coordination folder, or removes it; does nothing without one.
+    ///
+    /// - Parameter lease: The lease, or `nil`.
+    /// - Throws: ``SessionStoreError``.
+    public func saveLease(_ lease: RefreshLease?) throws(SessionStoreError) {
+        try coordination?.saveLease(lease)
+    }
+
+    /// The notices of this item's changes by the processes sharing the coordination folder; `nil`
+    /// without one.
+    public var changeNotifier: (any SessionChangeNotifier)? { coordination?.notifier }
 
     /// Runs `body`, known to this store as the thread inside exclusive access.
     private func holdingExclusiveAccess<Result>(_ body: () throws -> Result) rethrows -> Result {

@@ -31,13 +31,22 @@ extension KeychainSessionStore {
     ///     dialog of its own, blocking the reading thread, when it is locked or does not trust the
     ///     tool (an unsigned tool is a new one after each build). Other platforms, Mac Catalyst
     ///     included, have only the data-protection keychain and ignore it.
+    ///   - coordinationDirectory: A folder every process sharing the item can write, such as a
+    ///     folder in the app group's container: the processes coordinate there (a lock held for
+    ///     microseconds, the refresh lease, change notices). `nil` coordinates within this process
+    ///     only; see the type's overview.
+    ///   - changeNotificationName: The Darwin notification name the processes post and hear; `nil`
+    ///     derives one from the folder. In a sandboxed macOS app, start it with the app group's
+    ///     identifier.
     public convenience init(
         service: String,
         account: String = "session",
         accessGroup: String? = nil,
         accessibility: Accessibility = .afterFirstUnlockThisDeviceOnly,
         accessControl: AccessControl? = nil,
-        usesDataProtectionKeychain: Bool = true
+        usesDataProtectionKeychain: Bool = true,
+        coordinationDirectory: URL? = nil,
+        changeNotificationName: String? = nil
     ) {
         self.init(
             service: service,
@@ -45,6 +54,8 @@ extension KeychainSessionStore {
             accessGroup: accessGroup,
             accessibility: accessibility,
             accessControl: accessControl,
+            coordinationDirectory: coordinationDirectory,
+            changeNotificationName: changeNotificationName,
             items: SecurityKeychainItems(usesDataProtectionKeychain: usesDataProtectionKeychain)
         )
     }
