@@ -189,6 +189,21 @@ public final class MockSessionStore: SessionStore {
         return try exclusive.withLock { _ in try body() }
     }
 
+    /// ``withExclusiveAccess(_:)`` if no other caller holds it now; `nil` without waiting if one
+    /// does. Counted.
+    ///
+    /// - Parameter body: The read-modify-write.
+    /// - Returns: What `body` returns, or `nil`.
+    /// - Throws: `.unavailable` while unavailable, or what `body` throws.
+    public func withExclusiveAccessIfAvailable<Result>(_ body: () throws -> Result) throws -> Result? {
+        let isUnavailable = state.mutateAndNotify { state in
+            state.exclusiveAccessCount += 1
+            return state.isUnavailable
+        }
+        if isUnavailable { throw SessionStoreError.unavailable(reason: "the mock store is unavailable") }
+        return try exclusive.withLockIfAvailable { _ in try body() }
+    }
+
     // MARK: - History
 
     /// The stored session, read without counting a load or failing.

@@ -150,20 +150,46 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// failure keeps the setting as it was and is reported as
     /// `AuthSessionError.userUpdateFailure(error:)`.
     ///
+    /// Returns at once, also while a refresh is out (nothing is held across the network). The
+    /// setting is written inside the store's exclusive access, on top of the tokens the store holds
+    /// (another process may have rotated them); if another thread or process is inside it at that
+    /// instant (for microseconds, or a process suspended there), the write waits for it on a
+    /// thread of its own, and the session (and ``isBioMetricAuthenticationEnabled``) changes when
+    /// it is stored, with a `sessionUpdated` event as always.
+    ///
     /// - Parameter isEnabled: Whether to gate the session behind biometrics.
     public func setBioMetricAuthentication(_ isEnabled: Bool) {
-        // Inside the store's exclusive access: a process sharing the store may be rotating the
-        // tokens, and the setting must be written on top of its rotation, not over it.
-        var effects: [ManagerEffect] = []
+        let attempt: [ManagerEffect]?
         do {
-            effects = try store.withExclusiveAccess { () -> [ManagerEffect] in
+            attempt = try store.withExclusiveAccessIfAvailable { () -> [ManagerEffect] in
                 writeLock.withLock { _ in storeBiometricSetting(isEnabled) }
             }
         } catch {
             reportUpdateFailure((error as? SessionStoreError).map(ManagedSessionError.storage) ?? .notSignedIn)
+            drainOutbox()
+            return
         }
-        perform(effects)
-        drainOutbox()
+        if let effects = attempt {
+            perform(effects)
+            drainOutbox()
+            return
+        }
+        beginOperation()
+        let thread = Thread { [self] in
+            var effects: [ManagerEffect] = []
+            do {
+                effects = try store.withExclusiveAccess { () -> [ManagerEffect] in
+                    writeLock.withLock { _ in storeBiometricSetting(isEnabled) }
+                }
+            } catch {
+                reportUpdateFailure((error as? SessionStoreError).map(ManagedSessionError.storage) ?? .notSignedIn)
+            }
+            perform(effects)
+            drainOutbox()
+            endOperation()
+        }
+        thread.name = "AuthSessionKit.biometricSetting"
+        thread.start()
     }
 
     /// Writes the setting with the tokens the store holds for this user (adopting another

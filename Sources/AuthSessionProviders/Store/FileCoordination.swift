@@ -66,7 +66,9 @@ final class FileCoordination: Sendable {
     /// Tells the processes sharing the folder that the session changed: writes the marker file
     /// (a session that is not a file here), then posts. Best effort: a notice is a hint.
     func announceChange() {
-        if let markerPath, let descriptor = try? FileSystem.openFile(markerPath, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600) {
+        if let markerPath,
+            let descriptor = try? FileSystem.openFile(markerPath, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600)
+        {
             var stamp = UInt64(Date().timeIntervalSince1970 * 1_000_000)
             _ = write(descriptor, &stamp, MemoryLayout<UInt64>.size)
             close(descriptor)
@@ -97,6 +99,28 @@ final class FileCoordination: Sendable {
             defer { try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath) }
             return try body()
         }
+    }
+
+    /// ``withExclusiveAccess(_:)`` if it can be had at once (`LOCK_NB`); `nil` if another thread
+    /// or process holds it.
+    func withExclusiveAccessIfAvailable<Result>(_ body: () throws -> Result) throws -> Result? {
+        let outcome = try exclusive.withLockIfAvailable { descriptor -> Result? in
+            while true {
+                if descriptor == nil {
+                    descriptor = try openLockFile()
+                }
+                let lockFile = descriptor!
+                guard try FileSystem.tryLock(lockFile, path: lockPath) else { return nil }
+                if isAtPath(lockFile) { break }
+                try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath)
+                close(lockFile)
+                descriptor = nil
+            }
+            let lockFile = descriptor!
+            defer { try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath) }
+            return try body()
+        }
+        return outcome ?? nil
     }
 
     /// Whether `descriptor` is the file now at ``lockPath``.

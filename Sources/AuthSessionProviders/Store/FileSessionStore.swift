@@ -238,6 +238,17 @@ public final class FileSessionStore: SessionStore {
         try coordination.withExclusiveAccess(body)
     }
 
+    /// ``withExclusiveAccess(_:)`` if no other thread or process holds it now; `nil` without
+    /// waiting if one does.
+    ///
+    /// - Parameter body: The read-modify-write.
+    /// - Returns: What `body` returns, or `nil`.
+    /// - Throws: ``SessionStoreError`` if the lock file cannot be opened or locked, or what `body`
+    ///   throws.
+    public func withExclusiveAccessIfAvailable<Result>(_ body: () throws -> Result) throws -> Result? {
+        try coordination.withExclusiveAccessIfAvailable(body)
+    }
+
     /// The refresh lease recorded in the sibling file `session.json.lease`; `nil` if none is, or
     /// if the file is unreadable (a lease is advisory).
     ///

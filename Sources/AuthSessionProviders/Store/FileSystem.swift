@@ -220,4 +220,16 @@ enum FileSystem {
             throw .io(operation: "flock", path: path, code: errno)
         }
     }
+
+    /// Takes an exclusive advisory lock on `descriptor` if no one holds it: `false` at once if
+    /// another open file description holds one.
+    static func tryLock(_ descriptor: Int32, path: String) throws(SessionStoreError) -> Bool {
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            if code == EWOULDBLOCK { return false }
+            throw .io(operation: "flock", path: path, code: code)
+        }
+        return true
+    }
 }

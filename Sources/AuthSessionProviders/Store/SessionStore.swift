@@ -57,6 +57,20 @@ public protocol SessionStore: Sendable {
     /// - Throws: ``SessionStoreError`` if access cannot be obtained, or what `body` throws.
     func withExclusiveAccess<Result>(_ body: () throws -> Result) throws -> Result
 
+    /// Runs `body` under the same exclusion as ``withExclusiveAccess(_:)`` if it can be had at
+    /// once; returns `nil` without running it if another caller (in this process or another)
+    /// holds it now. For calls that must return at once, such as a settings toggle on the main
+    /// thread: a process suspended inside its exclusive access (iOS suspends an app at any point)
+    /// must not freeze another.
+    ///
+    /// The default waits, as ``withExclusiveAccess(_:)`` does: right for a store whose exclusive
+    /// access is never held long.
+    ///
+    /// - Parameter body: The read-modify-write.
+    /// - Returns: What `body` returns, or `nil` if exclusive access was not available.
+    /// - Throws: ``SessionStoreError`` if access cannot be obtained, or what `body` throws.
+    func withExclusiveAccessIfAvailable<Result>(_ body: () throws -> Result) throws -> Result?
+
     /// The refresh lease recorded by the process presenting the stored refresh token, if any.
     /// Called inside ``withExclusiveAccess(_:)``.
     ///
@@ -80,6 +94,11 @@ public protocol SessionStore: Sendable {
 }
 
 extension SessionStore {
+
+    /// Waits for exclusive access, as ``withExclusiveAccess(_:)`` does.
+    public func withExclusiveAccessIfAvailable<Result>(_ body: () throws -> Result) throws -> Result? {
+        try withExclusiveAccess(body)
+    }
 
     /// No lease: a store used by one process only.
     public func loadLease() throws(SessionStoreError) -> RefreshLease? { nil }

@@ -184,7 +184,9 @@ struct SharedStoreTests {
         _ = handle
     }
 
-    @Test("the Keychain store with a coordination folder: an app and its extension share one refresh and hear each other's sign-out")
+    @Test(
+        "the Keychain store with a coordination folder: an app and its extension share one refresh and hear each other's sign-out"
+    )
     func keychainAcrossProcesses() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -237,6 +239,44 @@ struct SharedStoreTests {
 
         try app.signout(with: nil)
         try await waitUntil(timeout: 10) { extensionProcess.session == nil }
+    }
+
+    @Test(
+        "a process suspended inside the store's exclusive access does not freeze the biometric toggle: it is stored when the access is released"
+    )
+    func biometricToggleWhileAnotherProcessHoldsTheLock() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let clock = ManualClock()
+        let server = InProcessAuthorizationServer(clock: clock)
+        server.register(alice, password: alicePassword)
+        let provider = ManagedSessionProvider(
+            store: FileSessionStore(directory: folder.url),
+            remote: server,
+            retryPolicy: immediateRetries,
+            clock: clock,
+            configuration: .init(checksCredentialState: false, activationSignal: ManualActivationSignal())
+        )
+        try await provider.signIn(with: .password(username: "alice", password: alicePassword))
+        // Another instance (another process, as far as flock is concerned) holds exclusive access.
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let other = FileSessionStore(directory: folder.url)
+        let holder = Thread {
+            try? other.withExclusiveAccess {
+                entered.signal()
+                release.wait()
+            }
+        }
+        holder.start()
+        entered.wait()
+        let elapsed = try timedOnAnotherThread { provider.setBioMetricAuthentication(true) }
+        #expect(elapsed < 0.5, "returned while another process held the lock")
+        #expect(provider.session?.isBiometricAuthenticationEnabled == false, "not stored yet, so not changed yet")
+        release.signal()
+        await provider.waitUntilIdle()
+        #expect(provider.session?.isBiometricAuthenticationEnabled == true)
+        #expect(try FileSessionStore(directory: folder.url).load()?.isBiometricAuthenticationEnabled == true)
     }
 
     // MARK: - Change notices
@@ -360,7 +400,6 @@ struct SharedStoreTests {
     }
 
     // MARK: - Helpers
-
 
     /// The identifier of a process that has exited: its lease's owner is gone.
     private func exitedProcessIdentifier() throws -> Int32 {

@@ -227,6 +227,21 @@ public final class KeychainSessionStore: SessionStore {
         }
     }
 
+    /// ``withExclusiveAccess(_:)`` if no other caller (or, with a coordination folder, no other
+    /// process) holds it now; `nil` without waiting if one does.
+    ///
+    /// - Parameter body: The read-modify-write.
+    /// - Returns: What `body` returns, or `nil`.
+    /// - Throws: ``SessionStoreError`` if the coordination folder's lock fails, or what `body`
+    ///   throws.
+    public func withExclusiveAccessIfAvailable<Result>(_ body: () throws -> Result) throws -> Result? {
+        let outcome = try exclusive.withLockIfAvailable { _ -> Result? in
+            guard let coordination else { return try insideExclusiveAccess(body) }
+            return try coordination.withExclusiveAccessIfAvailable { try insideExclusiveAccess(body) }
+        }
+        return outcome ?? nil
+    }
+
     /// `body`, inside exclusive access: a corrupt item found meanwhile is set aside first.
     private func insideExclusiveAccess<Result>(_ body: () throws -> Result) throws -> Result {
         try holdingExclusiveAccess {
