@@ -101,6 +101,22 @@ final class ManagerWorkerProcess {
         }
     }
 
+    /// The complete lines the worker has printed and this reader has not consumed, read without
+    /// waiting; they stay for the next reads.
+    func peekBufferedLines() -> [String] {
+        let descriptor = output.fileHandleForReading.fileDescriptor
+        var polled = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while poll(&polled, 1, 0) > 0, polled.revents & Int16(POLLIN) != 0 {
+            let count = read(descriptor, &chunk, chunk.count)
+            guard count > 0 else { break }
+            buffer.append(contentsOf: chunk[0..<count])
+        }
+        guard let last = buffer.lastIndex(of: UInt8(ascii: "\n")) else { return [] }
+        return String(decoding: buffer[buffer.startIndex..<last], as: UTF8.self)
+            .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    }
+
     /// The lines up to and including the first that is `line` or a result; all of them if the
     /// output ends first.
     func lines(through line: String) -> [String] {
