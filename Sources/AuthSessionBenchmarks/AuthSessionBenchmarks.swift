@@ -1,4 +1,5 @@
 import AuthSessionMocks
+import AuthSessionOAuth2
 import Foundation
 
 /// `auth-session-bench`: each figure beside a baseline measured in the same run, as a ratio.
@@ -10,6 +11,10 @@ enum AuthSessionBenchmarks {
 
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "peer" {
+            // A copy of the bench started by a cross-process row.
+            CrossProcessBenchmarks.runPeer(Array(arguments.dropFirst()))
+        }
         let json = arguments.contains("--json")
         var repetitions = 15
         if let index = arguments.firstIndex(of: "--repetitions"), index + 1 < arguments.count,
@@ -66,6 +71,26 @@ enum AuthSessionBenchmarks {
                 emit("  (\(note))")
             }
         }
+        if filter.map({ "notice to another process".contains($0) }) ?? true {
+            if let (result, note) = CrossProcessBenchmarks.noticeRoundTrip(repetitions: repetitions) {
+                results.append(result)
+                if !json {
+                    printRow(result)
+                    emit("  (\(note))")
+                }
+            } else if !json {
+                emit("notice to another process")
+                emit("  not measured: inotify is Linux's")
+            }
+        }
+        if filter.map({ "4 processes refreshing at once".contains($0) }) ?? true {
+            if let result = fourProcessRow(arguments: arguments) {
+                results.append(result)
+                if !json {
+                    printRow(result)
+                }
+            }
+        }
         if filter.map({ "oauth refresh round trip".contains($0) }) ?? true {
             if let result = oauthRow(arguments: arguments) {
                 results.append(result)
@@ -98,6 +123,28 @@ enum AuthSessionBenchmarks {
             return result
         } catch {
             FileHandle.standardError.write(Data("auth-session-bench: oauth refresh round trip: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    /// Four processes refreshing at once: measured with `--oauth-server`, else a line saying how.
+    private static func fourProcessRow(arguments: [String]) -> Comparison.Result? {
+        guard let index = arguments.firstIndex(of: "--oauth-server"), index + 1 < arguments.count else {
+            emit("4 processes refreshing at once")
+            emit("  not measured: needs a real server (see \"oauth refresh round trip\").")
+            return nil
+        }
+        do {
+            let server = try OAuthTestServer.load(from: arguments[index + 1])
+            let (result, note) = try CrossProcessBenchmarks.fourProcessRefresh(
+                server: server,
+                endpoints: arguments[index + 1],
+                samples: 10
+            )
+            emit("  (\(note))")
+            return result
+        } catch {
+            FileHandle.standardError.write(Data("auth-session-bench: 4 processes: \(error)\n".utf8))
             exit(1)
         }
     }

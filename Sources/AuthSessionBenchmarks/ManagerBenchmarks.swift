@@ -79,7 +79,7 @@ enum ManagerBenchmarks {
             baselineLabel: "lock read + clock read (same task)",
             unit: "ns/read",
             operations: reads,
-            goal: 2,
+            goal: 1.5,
             subject: {
                 let total = blocking {
                     var total = 0

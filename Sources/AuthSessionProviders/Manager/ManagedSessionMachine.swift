@@ -185,16 +185,29 @@ struct ManagedSessionMachine {
     /// The access token if it is valid for `minimumValidity` more seconds and no refresh is
     /// forced; the cheap path of `validAccessToken`.
     func validToken(minimumValidity: TimeInterval, now: Date) -> String? {
-        guard phase == .ready, let session, isValid(session, for: minimumValidity, now: now) else { return nil }
-        return session.accessToken
+        // The fields are read in place: binding the session would copy it, retaining every one of
+        // its strings, on the path every API call takes.
+        guard phase == .ready, let expiresAt = session?.expiresAt, let issuedAt = session?.issuedAt,
+            Self.isValid(expiresAt: expiresAt, issuedAt: issuedAt, for: minimumValidity, now: now)
+        else { return nil }
+        return session?.accessToken
     }
 
     /// Whether `session`'s access token stays valid `minimumValidity` more seconds. A caller
     /// cannot ask for more than half the lifetime the server grants: otherwise every call would
     /// refresh (a refresh storm), since no token the server issues could satisfy it.
     private func isValid(_ session: ManagedSession, for minimumValidity: TimeInterval, now: Date) -> Bool {
-        let remaining = session.expiresAt - now.timeIntervalSince1970
-        let lifetime = session.expiresAt - session.issuedAt
+        Self.isValid(expiresAt: session.expiresAt, issuedAt: session.issuedAt, for: minimumValidity, now: now)
+    }
+
+    private static func isValid(
+        expiresAt: TimeInterval,
+        issuedAt: TimeInterval,
+        for minimumValidity: TimeInterval,
+        now: Date
+    ) -> Bool {
+        let remaining = expiresAt - now.timeIntervalSince1970
+        let lifetime = expiresAt - issuedAt
         let needed = lifetime.isFinite && lifetime > 0 ? min(minimumValidity, lifetime / 2) : minimumValidity
         return remaining.isFinite && remaining > 0 && remaining >= needed
     }
@@ -472,12 +485,20 @@ struct ManagedSessionMachine {
                 return .signedOutElsewhere
             }
         }
-        if let standing = found.lease, standing.covers(refreshToken), standing.owner != owner,
-            standing.deadline > now.timeIntervalSince1970, found.isLeaseOwnerRunning
+        if let standing = found.lease, leaseStands(standing, for: flight, owner: owner, now: now),
+            found.isLeaseOwnerRunning
         {
             return .wait(until: Date(timeIntervalSince1970: standing.deadline))
         }
         return .present(lease)
+    }
+
+    /// Whether `lease` keeps `flight` from presenting its refresh token: it is about that token,
+    /// another owner's, and its deadline is ahead. (Whether its owner still runs is the caller's
+    /// to ask.)
+    func leaseStands(_ lease: RefreshLease, for flight: RefreshFlight, owner: RefreshLease.Owner, now: Date) -> Bool {
+        isCurrent(flight) && lease.covers(flight.session.refreshToken) && lease.owner != owner
+            && lease.deadline > now.timeIntervalSince1970
     }
 
     /// A refresh's answer came back with `refreshed`; the store (read inside exclusive access)

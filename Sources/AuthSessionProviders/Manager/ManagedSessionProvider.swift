@@ -351,12 +351,29 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// - Throws: ``ManagedSessionError``: ``ManagedSessionError/notSignedIn``, the refresh's
     ///   failure (the session stands unless ``ManagedSessionError/endsSession``), or
     ///   ``ManagedSessionError/cancelled``.
+    @inlinable
     public func validAccessToken(minimumValidity: TimeInterval = 30) async throws(ManagedSessionError) -> String {
-        let now = clock.now
-        if let token = state.withLock({ $0.machine.validToken(minimumValidity: minimumValidity, now: now) }) {
+        // Inlinable, so that the common case (a valid token: one lock, one clock read) costs the
+        // caller no call into an async function of its own.
+        if let token = validTokenIfFresh(minimumValidity: minimumValidity) {
             return token
         }
-        return try await waitForSession(minimumValidity: max(0, minimumValidity)).accessToken
+        return try await waitForValidToken(minimumValidity: minimumValidity)
+    }
+
+    /// The access token if it stays valid `minimumValidity` more seconds and no refresh is
+    /// forced: ``validAccessToken(minimumValidity:)``'s common case.
+    @usableFromInline
+    func validTokenIfFresh(minimumValidity: TimeInterval) -> String? {
+        let now = clock.now
+        return state.withLock { $0.machine.validToken(minimumValidity: minimumValidity, now: now) }
+    }
+
+    /// ``validAccessToken(minimumValidity:)`` when the token is not valid long enough: joins or
+    /// starts the refresh, or waits for the launch.
+    @usableFromInline
+    func waitForValidToken(minimumValidity: TimeInterval) async throws(ManagedSessionError) -> String {
+        try await waitForSession(minimumValidity: max(0, minimumValidity)).accessToken
     }
 
     /// Refreshes now, whether or not a refresh is due, and returns the refreshed session. Joins a
@@ -661,7 +678,9 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     private func runRefresh(_ flight: RefreshFlight) -> RefreshOutcome {
         let owner = leaseOwner
         while true {
-            let noticesSeen = state.withLock { $0.noticeCount }
+            guard let noticesSeen = state.withLock({ $0.machine.isCurrent(flight) ? $0.noticeCount : nil }) else {
+                return .stale(orphaned: nil)
+            }
             let claim: RefreshClaim
             do {
                 claim = try store.withExclusiveAccess { () throws -> RefreshClaim in
@@ -1065,7 +1084,6 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// refreshes waiting for a lease, then reads the store under the write lock (so none of this
     /// process's own writes is half done) and lets the machine decide: sign out, adopt, or nothing.
     private func storeChanged() {
-        wakeLeaseWaiters(afterNotice: true)
         let effects: [ManagerEffect] = writeLock.withLock { _ in
             let found: StoreSnapshot.Stored
             do throws(SessionStoreError) {
@@ -1077,6 +1095,19 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             let now = clock.now
             return state.withLock { $0.machine.storeChanged(found, now: now) }
         }
+        // After the machine's step: a refresh it ended (the rotation was adopted) leaves at once.
+        // A refresh still waiting claims again unless the lease it waits for still stands (the
+        // notice was that lease being recorded): a lease cleared without a rotation (its owner
+        // failed) is this refresh's turn.
+        if let flight = state.withLock({ $0.leaseWaiters.isEmpty ? nil : $0.machine.flight }),
+            let lease = try? store.loadLease(),
+            state.withLock({ $0.machine.leaseStands(lease, for: flight, owner: leaseOwner, now: clock.now) })
+        {
+            perform(effects)
+            drainOutbox()
+            return
+        }
+        wakeLeaseWaiters(afterNotice: true)
         perform(effects)
         drainOutbox()
     }

@@ -19,9 +19,12 @@ import notify
 /// renamed into, written in, created in or deleted from `directory`, by any process. A store's
 /// writes are then notices themselves, and ``post()`` does nothing.
 ///
-/// Each observation has its own inotify instance and thread, which waits in `poll` and calls the
-/// handler once per batch of events. If the folder is replaced or removed, the observation watches
-/// the new one (checked at least every 250 ms while it is missing).
+/// One inotify instance and one thread serve every observation in the process (the kernel limits
+/// instances per user to 128 by default; watches are plentiful). The watch is in place when
+/// ``observe(_:)`` returns, so no change after it is missed. Each observation's handler runs on a
+/// serial queue of its own; notices that arrive while one is queued are coalesced. If the folder
+/// does not exist yet, or is replaced or removed, the observation watches the folder at the path
+/// as soon as there is one (looked for every second meanwhile).
 public final class InotifyChangeNotifier: SessionChangeNotifier {
 
     /// The folder watched.
@@ -43,114 +46,174 @@ public final class InotifyChangeNotifier: SessionChangeNotifier {
     /// Does nothing: the kernel reports the store's writes.
     public func post() {}
 
-    /// Watches the folder on a thread of its own until cancelled.
+    /// Watches the folder until cancelled.
     ///
     /// - Parameter handler: What to run after each batch of changes.
     /// - Returns: The observation.
     public func observe(_ handler: @escaping @Sendable () -> Void) -> SessionChangeObservation {
-        var pipeEnds: [Int32] = [-1, -1]
-        guard pipe(&pipeEnds) == 0 else { return SessionChangeObservation {} }
-        let wake = pipeEnds[1]
-        let watcher = InotifyWatcher(
-            directory: directory,
-            names: names,
-            stop: pipeEnds[0],
-            handler: handler
-        )
-        let thread = Thread { watcher.run() }
-        thread.name = "AuthSessionKit.InotifyChangeNotifier"
-        thread.start()
-        return SessionChangeObservation {
-            var byte: UInt8 = 1
-            _ = write(wake, &byte, 1)
-            // The watcher closes the read end when it sees the byte; this end is closed here.
-            close(wake)
-        }
+        let id = InotifyHub.shared.add(directory: directory, names: names, handler: handler)
+        return SessionChangeObservation { InotifyHub.shared.remove(id) }
     }
 }
 
-/// The loop of one inotify observation. Only its own thread touches it after `run()` starts.
-private final class InotifyWatcher: @unchecked Sendable {
-    // @unchecked: the descriptors and the watch are used by the watcher's one thread only;
-    // `stop` is a pipe whose other end the observation writes.
-    let directory: String
-    let names: Set<String>
-    let stop: Int32
-    let handler: @Sendable () -> Void
-    private var descriptor: Int32 = -1
-    private var watch: Int32 = -1
+/// The process's one inotify instance, its thread, and the observations it serves.
+private final class InotifyHub: Sendable {
 
-    init(directory: String, names: Set<String>, stop: Int32, handler: @escaping @Sendable () -> Void) {
-        self.directory = directory
-        self.names = names
-        self.stop = stop
-        self.handler = handler
+    static let shared = InotifyHub()
+
+    private struct Observer {
+        let directory: String
+        let names: Set<String>
+        /// The watch, or -1 while the folder is missing.
+        var watch: Int32
+        let queue: DispatchQueue
+        let handler: @Sendable () -> Void
+        /// Whether a delivery is queued and not yet started: notices meanwhile are coalesced.
+        let isQueued: ConcurrencySafeContainer<Bool>
+        let isCancelled: ConcurrencySafeContainer<Bool>
     }
 
-    func run() {
-        descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-        defer {
-            if descriptor >= 0 { close(descriptor) }
-            close(stop)
+    private struct State {
+        var descriptor: Int32 = -1
+        var isRunning = false
+        var nextID: UInt64 = 0
+        var observers: [UInt64: Observer] = [:]
+    }
+
+    private let state = ConcurrencySafeContainer(State())
+
+    /// Adds an observation, its watch in place on return when the folder exists.
+    func add(directory: String, names: Set<String>, handler: @escaping @Sendable () -> Void) -> UInt64 {
+        let (id, startsThread) = state.withLock { state -> (UInt64, Bool) in
+            if state.descriptor < 0 {
+                state.descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+            }
+            state.nextID += 1
+            let watch = state.descriptor >= 0 ? Self.addWatch(state.descriptor, directory) : -1
+            state.observers[state.nextID] = Observer(
+                directory: directory,
+                names: names,
+                watch: watch,
+                queue: DispatchQueue(label: "AuthSessionKit.InotifyChangeNotifier"),
+                handler: handler,
+                isQueued: ConcurrencySafeContainer(false),
+                isCancelled: ConcurrencySafeContainer(false)
+            )
+            let startsThread = !state.isRunning && state.descriptor >= 0
+            if startsThread { state.isRunning = true }
+            return (state.nextID, startsThread)
         }
-        guard descriptor >= 0 else { return }
-        addWatch()
+        if startsThread {
+            let thread = Thread { [self] in run() }
+            thread.name = "AuthSessionKit.InotifyChangeNotifier"
+            thread.start()
+        }
+        return id
+    }
+
+    /// Removes an observation; its handler is not called after this returns (except a call
+    /// already running). The watch goes when no observation needs it.
+    func remove(_ id: UInt64) {
+        state.withLock { state in
+            guard let observer = state.observers.removeValue(forKey: id) else { return }
+            observer.isCancelled.withLock { $0 = true }
+            if observer.watch >= 0, !state.observers.values.contains(where: { $0.watch == observer.watch }) {
+                inotify_rm_watch(state.descriptor, observer.watch)
+            }
+        }
+    }
+
+    private static func addWatch(_ descriptor: Int32, _ directory: String) -> Int32 {
+        let mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
+        return inotify_add_watch(descriptor, directory, UInt32(mask) | UInt32(IN_ONLYDIR))
+    }
+
+    /// The thread: waits for events (every second at most while a folder is missing), and queues
+    /// the handlers of the observations they concern. Runs for the life of the process.
+    private func run() {
+        let descriptor = state.withLock { $0.descriptor }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            var polled = [
-                pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: stop, events: Int16(POLLIN), revents: 0),
-            ]
-            // Without a watch (the folder is missing), look again every 250 ms.
-            let ready = poll(&polled, 2, watch < 0 ? 250 : -1)
+            let isAnyMissing = state.withLock { $0.observers.values.contains { $0.watch < 0 } }
+            var polled = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&polled, 1, isAnyMissing ? 1000 : -1)
             if ready < 0 && errno != EINTR { return }
-            if polled[1].revents != 0 { return }
-            var changed = false
-            if watch < 0 {
-                addWatch()
-                // The folder appeared, or was replaced: what it holds may be new.
-                changed = watch >= 0
+            var concerned = Set<UInt64>()
+            if polled.revents & Int16(POLLIN) != 0 {
+                concerned.formUnion(drain(descriptor, &buffer))
             }
-            if polled[0].revents & Int16(POLLIN) != 0 {
-                changed = drain(&buffer) || changed
-            }
-            if changed { handler() }
+            concerned.formUnion(watchMissingFolders(descriptor))
+            deliver(to: concerned)
         }
     }
 
-    private func addWatch() {
-        let mask = UInt32(
-            IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
-        )
-        watch = inotify_add_watch(descriptor, directory, mask | UInt32(IN_ONLYDIR))
+    /// Watches the folders that had none; the observations that got one (a folder appeared or was
+    /// replaced: what it holds may be new).
+    private func watchMissingFolders(_ descriptor: Int32) -> Set<UInt64> {
+        state.withLock { state in
+            var watched = Set<UInt64>()
+            for (id, observer) in state.observers where observer.watch < 0 {
+                let watch = Self.addWatch(descriptor, observer.directory)
+                if watch >= 0 {
+                    state.observers[id]?.watch = watch
+                    watched.insert(id)
+                }
+            }
+            return watched
+        }
     }
 
-    /// Reads every pending event; whether one is about a watched name, or the folder went away.
-    private func drain(_ buffer: inout [UInt8]) -> Bool {
-        var changed = false
+    /// Reads every pending event; the observations concerned.
+    private func drain(_ descriptor: Int32, _ buffer: inout [UInt8]) -> Set<UInt64> {
+        var concerned = Set<UInt64>()
         while true {
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            guard count > 0 else { return changed }
+            guard count > 0 else { return concerned }
             var offset = 0
             let headerSize = MemoryLayout<inotify_event>.size
             while offset + headerSize <= count {
-                let (mask, nameLength) = buffer.withUnsafeBytes { bytes in
+                let (watch, mask, nameLength) = buffer.withUnsafeBytes { bytes in
                     let event = bytes.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
-                    return (event.mask, Int(event.len))
+                    return (event.wd, event.mask, Int(event.len))
                 }
                 let nameStart = offset + headerSize
-                if mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
-                    // The folder is gone or replaced: watch again (the new one, when it exists).
-                    if watch >= 0 { inotify_rm_watch(descriptor, watch) }
-                    watch = -1
-                    changed = true
-                } else if nameLength > 0, nameStart + nameLength <= count {
-                    let nameBytes = buffer[nameStart..<(nameStart + nameLength)].prefix { $0 != 0 }
-                    if let name = String(validating: nameBytes, as: UTF8.self), names.contains(name) {
-                        changed = true
+                var name: String?
+                if nameLength > 0, nameStart + nameLength <= count {
+                    let bytes = buffer[nameStart..<(nameStart + nameLength)].prefix { $0 != 0 }
+                    name = String(validating: bytes, as: UTF8.self)
+                }
+                let isGone = mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0
+                state.withLock { state in
+                    for (id, observer) in state.observers where observer.watch == watch {
+                        if isGone {
+                            // The folder is gone or replaced: watch the one at the path when
+                            // there is one.
+                            state.observers[id]?.watch = -1
+                            concerned.insert(id)
+                        } else if let name, observer.names.contains(name) {
+                            concerned.insert(id)
+                        }
+                    }
+                    if isGone, mask & UInt32(IN_IGNORED) == 0 {
+                        inotify_rm_watch(descriptor, watch)
                     }
                 }
                 offset = nameStart + nameLength
+            }
+        }
+    }
+
+    private func deliver(to ids: Set<UInt64>) {
+        let observers = state.withLock { state in ids.compactMap { state.observers[$0] } }
+        for observer in observers {
+            let isNew = observer.isQueued.withLock { isQueued in
+                defer { isQueued = true }
+                return !isQueued
+            }
+            guard isNew else { continue }
+            observer.queue.async {
+                observer.isQueued.withLock { $0 = false }
+                if !observer.isCancelled.withLock({ $0 }) { observer.handler() }
             }
         }
     }
