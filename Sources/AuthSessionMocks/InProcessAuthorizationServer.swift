@@ -291,6 +291,19 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
         }
     }
 
+    /// Whom the server issued `accessToken` to, whatever the answer said: the sign-in that started
+    /// its family (each sign-in starts one; refreshes stay in it) and the account's subject. The
+    /// server's own record, for tests that must not trust the client's idea of who is who.
+    ///
+    /// - Parameter accessToken: An access token this server issued.
+    /// - Returns: The family's number and subject, or `nil` for a token it never issued.
+    public func issuance(ofAccessToken accessToken: String) -> (signIn: Int, subject: String)? {
+        state.withLock { state in
+            guard let id = state.familyOfAccessToken[accessToken], let family = state.families[id] else { return nil }
+            return (id, family.subject)
+        }
+    }
+
     // MARK: - History
 
     /// How many times ``obtainTokens(with:)`` was called, failures included.
