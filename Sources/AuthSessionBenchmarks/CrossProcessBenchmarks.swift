@@ -51,8 +51,8 @@ enum CrossProcessBenchmarks {
             }
             let comparison = Comparison(
                 name: "notice to another process",
-                subjectLabel: "save → InotifyChangeNotifier in a peer → answer",
-                baselineLabel: "save → bare inotify read in a peer → answer",
+                subjectLabel: "save → InotifyChangeNotifier peer → answer",
+                baselineLabel: "save → bare inotify peer → answer",
                 unit: "ns/notice",
                 operations: 1,
                 goal: 2,

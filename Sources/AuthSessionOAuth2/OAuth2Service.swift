@@ -86,7 +86,7 @@ public struct OAuth2Service: RemoteAuthService {
     /// `openid` scope, the user comes from the userinfo endpoint (best effort); failing that, from
     /// the `sub` of the introspection endpoint, if configured (best effort). Without either, the
     /// user's identifier is empty and the session manager tells people apart by
-    /// ``ManagedSession/lineage``.
+    /// `ManagedSession.lineage`.
     ///
     /// - Parameter grant: The grant.
     /// - Returns: The tokens and, when known, the user.

@@ -3,7 +3,7 @@ import Foundation
 
 /// Asks the operating system for time to finish work the app started before it left the
 /// foreground: on iOS, `UIApplication.beginBackgroundTask(withName:expirationHandler:)`
-/// (``UIKitBackgroundTaskAssertion``). The session manager holds one around each refresh, so a
+/// (`UIKitBackgroundTaskAssertion`). The session manager holds one around each refresh, so a
 /// refresh started in the foreground can write its rotated tokens before the app is suspended.
 ///
 /// Nothing the manager holds depends on it: no lock is held across the network, and a process

@@ -129,6 +129,10 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     public func initializeSessionProvider(for eventProxy: any AuthSessionEventProxy) {
         let activation = configuration.activationSignal.observe { [weak self] in
             self?.removePendingSession()
+            // A notice missed while suspended (or never posted) is made up for: read the store.
+            if self?.state.withLock({ $0.machine.phase == .ready }) == true {
+                self?.storeChanged()
+            }
             self?.input { machine, now in machine.activated(now: now) }
         }
         let revocation = configuration.revocationSignal?.observe { [weak self] in

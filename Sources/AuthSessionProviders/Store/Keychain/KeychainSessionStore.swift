@@ -350,7 +350,8 @@ public final class KeychainSessionStore: SessionStore {
     ///
     /// Inside exclusive access. A load made outside it takes the access only if it is free now:
     /// waiting could deadlock a caller that holds a lock the access's holder needs (the manager
-    /// signing out while its refresh holds the access). A busy access leaves the item in place and
+    /// signing out, under its write lock, while its refresh's commit holds the access and waits for
+    /// that lock). A busy access leaves the item in place and
     /// remembers it: the next exclusive access moves it aside, and a save or a removal before that
     /// copies it aside first.
     private func setAside(_ corrupt: KeychainItemContents) -> String? {
