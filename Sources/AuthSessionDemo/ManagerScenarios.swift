@@ -186,11 +186,13 @@ extension ManagerScenario {
             try await harness.jumpToScheduledRefresh()
             var retries = 0
             while true {
+                // While the refresh is out, one sleeper is its lease's cutoff (the exchange is
+                // abandoned before the lease lapses); a second is the retry policy's back-off.
                 try await harness.waitUntil("a retry's back-off or the refreshed session") {
-                    harness.clock.sleeperCount > 0 || harness.app.provider.session?.accessToken != first.accessToken
+                    harness.clock.sleeperCount > 1 || harness.app.provider.session?.accessToken != first.accessToken
                 }
-                // The next refresh is scheduled only after the session changed: a sleeper seen
-                // while the session is unchanged is the retry policy's back-off.
+                // The next refresh is scheduled only after the session changed: a second sleeper
+                // seen while the session is unchanged is the retry policy's back-off, the earlier.
                 if harness.app.provider.session?.accessToken != first.accessToken { break }
                 retries += 1
                 guard retries <= 5 else { throw DemoError("more retries than the policy allows") }

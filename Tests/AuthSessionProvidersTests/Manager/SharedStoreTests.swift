@@ -115,6 +115,31 @@ struct SharedStoreTests {
         #expect(server.refreshCount == 1, "the lapsed lease was taken over")
     }
 
+    @Test("a refresh abandons its exchange a little before its lease lapses: a timeout, the session stands, the lease is cleared")
+    func exchangeCutoff() async throws {
+        let processes = try await TwoProcesses()
+        let (app, server, store, clock) = (processes.app, processes.server, processes.store, processes.clock)
+        let before = try #require(app.provider.session)
+        server.holdsRefreshes = true
+        let refresh = Task { try await app.provider.refresh() }
+        try await server.waitForHeldRefreshes(1)
+        let lease = try #require(store.storedLease)
+        #expect(lease.deadline - lease.startedAt == 120, "the default lease")
+        // The cutoff sleeps on the clock until 5 s before the lease's deadline.
+        clock.advance(by: 114)
+        try await waitUntil { server.heldRefreshCount == 1 }
+        #expect(store.storedLease == lease, "114 s in: still out")
+        clock.advance(by: 2)
+        // (A safety net before the await: without the cutoff the refresh would wait forever.)
+        try await waitUntil { store.storedLease == nil && app.provider.waitingCallerCount == 0 }
+        await #expect(throws: ManagedSessionError.remote(RemoteAuthError(.timedOut))) { try await refresh.value }
+        await app.provider.waitUntilIdle()
+        #expect(store.storedLease == nil, "cleared before the lease lapsed, so no process took it over")
+        #expect(app.provider.session == before, "a timeout keeps the session")
+        server.holdsRefreshes = false
+        server.releaseHeldRefreshes()
+    }
+
     @Test("a lease about another refresh token (a session since rotated or replaced) blocks nobody")
     func leaseOnAnotherTokenIsIgnored() async throws {
         let processes = try await TwoProcesses()
