@@ -88,13 +88,24 @@ struct FileCoordinationTests {
         #expect(try store.loadLease() == nil)
     }
 
-    @Test("a lease file that is a symbolic link is refused, never followed")
-    func leaseSymbolicLink() throws {
+    @Test(
+        "a lease file that is a symbolic link, or that others could have written, is no lease, and the next record replaces it"
+    )
+    func untrustedLeaseFiles() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let store = FileSessionStore(directory: folder.url)
-        #expect(symlink("/etc/passwd", folder.path("session.json.lease")) == 0)
-        #expect(throws: SessionStoreError.self) { try store.loadLease() }
+        let leasePath = folder.path("session.json.lease")
+        let target = folder.path("target")
+        #expect(FileManager.default.createFile(atPath: target, contents: Data("keep".utf8)))
+        #expect(symlink(target, leasePath) == 0)
+        #expect(try store.loadLease() == nil, "a link is not followed")
+        let lease = RefreshLease(owner: .inThisProcess(), startedAt: 0, deadline: 1, refreshTokenFingerprint: "f")
+        try store.withExclusiveAccess { try store.saveLease(lease) }
+        #expect(try store.loadLease() == lease, "the record replaced the link")
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "keep", "not the link's target")
+        chmod(leasePath, 0o644)
+        #expect(try store.loadLease() == nil, "a lease others could have written is not trusted")
     }
 
     #if os(Linux)

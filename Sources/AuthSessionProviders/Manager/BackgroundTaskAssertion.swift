@@ -47,51 +47,52 @@ public final class BackgroundTaskToken: Sendable {
 import UIKit
 
 /// The iOS background task around a refresh: `beginBackgroundTask(withName:expirationHandler:)`
-/// and `endBackgroundTask(_:)`, called on the main thread (`UIApplication.shared` is main-actor
-/// isolated), so ``begin(_:expired:)`` returns at once from any thread. The expiry handler ends the
-/// task itself, synchronously, as UIKit requires. Not for app extensions, which have no
-/// `UIApplication.shared`.
+/// and `endBackgroundTask(_:)`, which UIKit declares `nonisolated` and safe to call from any
+/// thread, so ``begin(_:expired:)`` takes the assertion before the refresh goes out. The expiry
+/// handler, which UIKit calls on the main thread, ends the task itself, synchronously, as UIKit
+/// requires. Create it on the main thread (it keeps `UIApplication.shared`), in the app: app
+/// extensions have no `UIApplication.shared`.
 public struct UIKitBackgroundTaskAssertion: BackgroundTaskAssertion {
 
-    /// Creates the assertion.
-    public init() {}
+    private let application: UIApplication
 
-    /// Begins a background task on the main thread.
+    /// Creates the assertion for the app's `UIApplication.shared`.
+    @MainActor
+    public init() {
+        application = UIApplication.shared
+    }
+
+    /// Begins a background task.
     ///
     /// - Parameters:
     ///   - name: The task's name.
-    ///   - expired: Called if the time runs out.
+    ///   - expired: Called if the time runs out, after the task has ended.
     /// - Returns: The token that ends the task.
     public func begin(_ name: String, expired: @escaping @Sendable () -> Void) -> BackgroundTaskToken {
+        let application = application
+        // Set before the expiry handler can run: UIKit calls it on the main thread, later.
         let identifier = ConcurrencySafeContainer<UIBackgroundTaskIdentifier?>(nil)
-        let isEnded = ConcurrencySafeContainer(false)
         let end: @Sendable () -> Void = {
-            let wasEnded = isEnded.withLock { ended in
-                defer { ended = true }
-                return ended
+            let task = identifier.withLock { stored -> UIBackgroundTaskIdentifier? in
+                defer { stored = .invalid }
+                return stored
             }
-            guard !wasEnded else { return }
-            DispatchQueue.main.async {
-                guard let task = identifier.withLock({ $0 }), task != .invalid else { return }
-                UIApplication.shared.endBackgroundTask(task)
+            if let task, task != .invalid {
+                application.endBackgroundTask(task)
             }
         }
-        let token = BackgroundTaskToken(end: end)
-        DispatchQueue.main.async {
-            // Ended before the main thread got here: nothing to begin.
-            guard !isEnded.withLock({ $0 }) else { return }
-            let task = UIApplication.shared.beginBackgroundTask(withName: name) {
-                // On the main thread, shortly before the time runs out: the task must end before
-                // this handler returns, or the system ends the app.
-                isEnded.withLock { $0 = true }
-                if let task = identifier.withLock({ $0 }), task != .invalid {
-                    UIApplication.shared.endBackgroundTask(task)
-                }
-                expired()
-            }
-            identifier.withLock { $0 = task }
+        let task = application.beginBackgroundTask(withName: name) {
+            end()
+            expired()
         }
-        return token
+        identifier.withLock { stored in
+            // Ended by the expiry handler already (a task begun in the last moments): nothing to keep.
+            if stored == nil { stored = task }
+        }
+        if identifier.withLock({ $0 }) != task, task != .invalid {
+            application.endBackgroundTask(task)
+        }
+        return BackgroundTaskToken(end: end)
     }
 }
 #endif

@@ -488,17 +488,25 @@ struct ManagedSessionMachine {
         if let standing = found.lease, leaseStands(standing, for: flight, owner: owner, now: now),
             found.isLeaseOwnerRunning
         {
-            return .wait(until: Date(timeIntervalSince1970: standing.deadline))
+            return .wait(until: Date(timeIntervalSince1970: effectiveDeadline(of: standing)))
         }
         return .present(lease)
     }
 
     /// Whether `lease` keeps `flight` from presenting its refresh token: it is about that token,
-    /// another owner's, and its deadline is ahead. (Whether its owner still runs is the caller's
-    /// to ask.)
+    /// another owner's, started no later than a minute from now, and its deadline (at most
+    /// ``ManagedSessionProvider/Configuration/refreshLeaseDuration`` after its start) is ahead.
+    /// A lease from the future or with a deadline beyond any exchange (a clock set back, a
+    /// hostile file) stands no longer than a lease this manager records. (Whether its owner still
+    /// runs is the caller's to ask.)
     func leaseStands(_ lease: RefreshLease, for flight: RefreshFlight, owner: RefreshLease.Owner, now: Date) -> Bool {
-        isCurrent(flight) && lease.covers(flight.session.refreshToken) && lease.owner != owner
-            && lease.deadline > now.timeIntervalSince1970
+        let now = now.timeIntervalSince1970
+        return isCurrent(flight) && lease.covers(flight.session.refreshToken) && lease.owner != owner
+            && lease.startedAt <= now + 60 && effectiveDeadline(of: lease) > now
+    }
+
+    private func effectiveDeadline(of lease: RefreshLease) -> TimeInterval {
+        min(lease.deadline, lease.startedAt + configuration.refreshLeaseDuration)
     }
 
     /// A refresh's answer came back with `refreshed`; the store (read inside exclusive access)

@@ -163,6 +163,13 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     ///
     /// - Parameter isEnabled: Whether to gate the session behind biometrics.
     public func setBioMetricAuthentication(_ isEnabled: Bool) {
+        // While a worker stores an earlier setting, this one follows it (the last one wins).
+        let isQueued = state.withLock { state -> Bool in
+            guard state.isBiometricWorkerRunning else { return false }
+            state.pendingBiometricSetting = isEnabled
+            return true
+        }
+        if isQueued { return }
         let attempt: [ManagerEffect]?
         do {
             attempt = try store.withExclusiveAccessIfAvailable { () -> [ManagerEffect] in
@@ -178,18 +185,41 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             drainOutbox()
             return
         }
+        let startsWorker = state.withLock { state -> Bool in
+            state.pendingBiometricSetting = isEnabled
+            defer { state.isBiometricWorkerRunning = true }
+            return !state.isBiometricWorkerRunning
+        }
+        if startsWorker {
+            startBiometricWorker()
+        }
+    }
+
+    /// Stores the latest requested biometric setting, waiting for the store's exclusive access, on
+    /// a thread of its own; ends when no setting is pending.
+    private func startBiometricWorker() {
         beginOperation()
         let thread = Thread { [self] in
-            var effects: [ManagerEffect] = []
-            do {
-                effects = try store.withExclusiveAccess { () -> [ManagerEffect] in
-                    writeLock.withLock { _ in storeBiometricSetting(isEnabled) }
+            withBackgroundTask("AuthSessionKit.biometricSetting") {
+                while let isEnabled = state.withLock({ state -> Bool? in
+                    defer { state.pendingBiometricSetting = nil }
+                    if state.pendingBiometricSetting == nil { state.isBiometricWorkerRunning = false }
+                    return state.pendingBiometricSetting
+                }) {
+                    var effects: [ManagerEffect] = []
+                    do {
+                        effects = try store.withExclusiveAccess { () -> [ManagerEffect] in
+                            writeLock.withLock { _ in storeBiometricSetting(isEnabled) }
+                        }
+                    } catch {
+                        reportUpdateFailure(
+                            (error as? SessionStoreError).map(ManagedSessionError.storage) ?? .notSignedIn
+                        )
+                    }
+                    perform(effects)
+                    drainOutbox()
                 }
-            } catch {
-                reportUpdateFailure((error as? SessionStoreError).map(ManagedSessionError.storage) ?? .notSignedIn)
             }
-            perform(effects)
-            drainOutbox()
             endOperation()
         }
         thread.name = "AuthSessionKit.biometricSetting"
@@ -225,7 +255,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                     return []
                 }
             } else {
-                guard let stored, stored.user.identifier == current.user.identifier else {
+                guard let stored, stored.isSameIdentity(as: current) else {
                     reportUpdateFailure(.signedOutElsewhere)
                     return []
                 }
@@ -296,28 +326,24 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         let now = clock.now
         let subject = tokens.user?.identifier ?? ""
         let known = state.withLock { $0.machine.userToMerge(subject: subject) }
-        var signedIn = makeSession(from: tokens, now: now, previous: nil, knownUser: known)
-        var replaced: ManagedSession?
-        let committed: Result<[ManagerEffect], ManagedSessionError> = writeLock.withLock { _ in
-            let (generation, current) = state.withLock { ($0.machine.generation, $0.machine.session) }
-            guard generation == startGeneration else { return .failure(.superseded) }
-            replaced = current
-            // The same person signing in again keeps the biometric setting; without a subject,
-            // nothing says it is the same person.
-            if let current, !subject.isEmpty, current.user.identifier == subject {
-                signedIn.isBiometricAuthenticationEnabled = current.isBiometricAuthenticationEnabled
-            }
-            do throws(SessionStoreError) {
-                try store.save(signedIn)
+        let issued = makeSession(from: tokens, now: now, previous: nil, knownUser: known)
+        // Inside the store's exclusive access, so that no other process's compare-and-save can
+        // write over the new session; on a thread of its own, since that access may be held by a
+        // process suspended inside it.
+        let (committed, replaced) = await onOwnThread { () -> (SignInCommit, ManagedSession?) in
+            do {
+                return try self.store.withExclusiveAccess {
+                    self.writeLock.withLock { _ in
+                        self.commitSignIn(issued, subject: subject, startGeneration: startGeneration, now: now)
+                    }
+                }
             } catch {
-                return .failure(.storage(error))
+                let storeError = (error as? SessionStoreError) ?? .unavailable(reason: "exclusive access failed")
+                return (.failure(.storage(storeError)), nil)
             }
-            // Every generation change happens under the write lock: this commit cannot be refused.
-            let effects = state.withLock { $0.machine.signedIn(signedIn, startGeneration: startGeneration, now: now) }
-            return .success(effects ?? [])
         }
         switch committed {
-        case .success(let effects):
+        case .success(let (effects, signedIn)):
             wakeLeaseWaiters(afterNotice: false)
             perform(effects)
             drainOutbox()
@@ -335,6 +361,46 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 kind: tokens.refreshToken == nil ? .accessToken : .refreshToken
             )
             throw error
+        }
+    }
+
+    /// A sign-in's commit, inside the store's exclusive access and the write lock: stores the
+    /// session and makes it the runtime one, unless a sign-out or another sign-in committed since
+    /// the sign-in started. Returns the effects and the session it replaced.
+    private func commitSignIn(
+        _ session: ManagedSession,
+        subject: String,
+        startGeneration: UInt64,
+        now: Date
+    ) -> (SignInCommit, ManagedSession?) {
+        var signedIn = session
+        let (generation, current) = state.withLock { ($0.machine.generation, $0.machine.session) }
+        guard generation == startGeneration else { return (.failure(.superseded), nil) }
+        // The same person signing in again keeps the biometric setting; without a subject,
+        // nothing says it is the same person.
+        if let current, !subject.isEmpty, current.user.identifier == subject {
+            signedIn.isBiometricAuthenticationEnabled = current.isBiometricAuthenticationEnabled
+        }
+        do throws(SessionStoreError) {
+            try store.save(signedIn)
+        } catch {
+            return (.failure(.storage(error)), nil)
+        }
+        // Every generation change happens under the write lock: this commit cannot be refused.
+        let effects = state.withLock { $0.machine.signedIn(signedIn, startGeneration: startGeneration, now: now) }
+        return (.success((effects ?? [], signedIn)), current)
+    }
+
+    /// A sign-in's commit: its effects and the session stored, or why it failed.
+    private typealias SignInCommit = Result<([ManagerEffect], ManagedSession), ManagedSessionError>
+
+    /// Runs `body` on a thread of its own and returns its result: for work that may block on a
+    /// lock another process holds, without holding one of the few threads Swift's tasks run on.
+    private func onOwnThread<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value {
+        await withCheckedContinuation { continuation in
+            let thread = Thread { continuation.resume(returning: body()) }
+            thread.name = "AuthSessionKit.store"
+            thread.start()
         }
     }
 
@@ -1054,7 +1120,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 try store.save(unsaved)
                 return state.withLock { $0.machine.rewritten(generation: generation, error: nil) }
             }
-            if let stored, stored.user.identifier == unsaved.user.identifier {
+            if let stored, stored.isSameIdentity(as: unsaved) {
                 return state.withLock { $0.machine.adopted(stored, generation: generation) }
             }
             return [.signOut(error: .signedOutElsewhere, generation: generation)]
@@ -1063,22 +1129,27 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         }
     }
 
-    /// Removes the stored session a sign-out could not remove (the store was locked), if it is
-    /// still that user's and nobody signed in since.
+    /// Removes the stored session a sign-out could not remove (the store was locked or busy), if it
+    /// is still that sign-in's and nobody signed in since, inside the store's exclusive access (so
+    /// that no other process's compare-and-save interleaves). Returns at once if another process
+    /// holds the access: the next activation, or the sign-out's own worker, tries again.
     private func removePendingSession() {
+        guard state.withLock({ $0.machine.session == nil && $0.pendingRemoval != nil }) else { return }
+        _ = try? store.withExclusiveAccessIfAvailable { writeLock.withLock { _ in removePendingSessionLocked() } }
+    }
+
+    /// The removal, inside the store's exclusive access and the write lock.
+    private func removePendingSessionLocked() {
         guard let pending = state.withLock({ $0.machine.session == nil ? $0.pendingRemoval : nil }) else { return }
-        writeLock.withLock { _ in
-            guard state.withLock({ $0.machine.session == nil }) else { return }
-            do throws(SessionStoreError) {
-                if let stored = try store.load(), pending.matches(stored) {
-                    try store.remove()
-                }
-                state.withLock { $0.pendingRemoval = nil }
-            } catch .corrupt {
-                state.withLock { $0.pendingRemoval = nil }
-            } catch {
-                // Still locked: the next activation tries again.
+        do throws(SessionStoreError) {
+            if let stored = try store.load(), pending.matches(stored) {
+                try store.remove()
             }
+            state.withLock { $0.pendingRemoval = nil }
+        } catch .corrupt {
+            state.withLock { $0.pendingRemoval = nil }
+        } catch {
+            // Still locked: the next activation tries again.
         }
     }
 
@@ -1119,10 +1190,15 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     // MARK: - Sign-out, credential state, revocation
 
     /// Signs out if `ifGeneration` (when given) is still current: the runtime session, then the
-    /// store (unless `removesStore` is false: it holds another session), then the event; then, if
+    /// store (unless `removing` says it holds another session), then the event; then, if
     /// `revokes`, the backend.
     ///
-    /// - Returns: The store's error, if the stored session could not be removed.
+    /// The store's part runs inside its exclusive access, so that a process sharing the store
+    /// cannot write its own commit over the removal. The call never waits for that access: when
+    /// another process holds it (for microseconds, or suspended there), this process signs out at
+    /// once and a thread of its own removes the stored session when the access is released.
+    ///
+    /// - Returns: The store's error, if the stored session could not be removed now.
     private func performSignOut(
         error: (any Error)?,
         reason: ManagedSessionError?,
@@ -1130,74 +1206,153 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         revokes: Bool,
         removing: StoredSessionRemoval = .thisUser
     ) -> SessionStoreError? {
-        let outcome: (ended: ManagedSession?, effects: [ManagerEffect], removeError: SessionStoreError?)? =
-            writeLock.withLock { _ in
-                let plan = state.withLock {
-                    state -> (ended: ManagedSession?, unsavedOver: String?, effects: [ManagerEffect])? in
-                    if let ifGeneration, ifGeneration != state.machine.generation { return nil }
-                    let unsavedOver = state.machine.isSessionUnsaved ? state.machine.unsavedOver : nil
-                    let plan = state.machine.signOut(error: reason)
-                    return (plan.ended, unsavedOver, plan.effects)
-                }
-                guard let plan else { return nil }
-                let pending: PendingRemoval?
-                switch removing {
-                case .thisUser:
-                    // The stored session goes if it is this user's: a process sharing the store
-                    // that signed someone else in keeps theirs. A sign-out with no session here
-                    // (signed out already, or the launch still waiting for a locked store)
-                    // removes whatever is stored: no session on this device is what the user
-                    // asked for.
-                    pending = plan.ended.map { .subject($0.user.identifier) } ?? .anySession
-                case .endedSession:
-                    // The tokens it ended, or the ones the store still holds while a write of
-                    // their rotation is pending.
-                    let tokens = [plan.ended?.accessToken, plan.ended?.refreshToken, plan.unsavedOver]
-                    pending = .tokens(Set(tokens.compactMap { $0 }))
-                case .refreshTokens(let tokens):
-                    pending = .tokens(tokens)
-                case .nothing:
-                    pending = nil
-                }
-                var removeError: SessionStoreError?
-                do throws(SessionStoreError) {
-                    if let pending, let stored = try store.load(), pending.matches(stored) {
-                        try store.remove()
-                    }
-                    state.withLock { $0.pendingRemoval = nil }
-                } catch .corrupt {
-                    // Bytes that are no session: no token of this session is readable there. The
-                    // store keeps them (set aside, or for a later set-aside), and never hands them
-                    // out as a session.
-                    state.withLock { $0.pendingRemoval = nil }
-                } catch {
-                    removeError = error
-                    state.withLock { $0.pendingRemoval = pending }
-                }
-                state.withLock { state in
-                    state.machine.outbox.append(.sessionSignedOut(error: error))
-                    if let removeError {
-                        let reported = AuthSessionError.signingOutFailure(
-                            error: ManagedSessionError.storage(removeError)
-                        )
-                        state.machine.outbox.append(.unexpectedError(reported))
-                    }
-                }
-                return (plan.ended, plan.effects, removeError)
+        let step = { (removesNow: Bool) in
+            self.writeLock.withLock { _ in
+                self.signOutLocked(
+                    error: error,
+                    reason: reason,
+                    ifGeneration: ifGeneration,
+                    removing: removing,
+                    removesNow: removesNow
+                )
             }
+        }
+        var outcome: SignOutOutcome?
+        var isDeferred = false
+        do {
+            if let attempt = try store.withExclusiveAccessIfAvailable({ step(true) }) {
+                outcome = attempt
+            } else {
+                outcome = step(false)
+                isDeferred = true
+            }
+        } catch {
+            // The store's exclusive access itself failed (its lock file cannot be opened): the
+            // removal is tried without it.
+            outcome = step(true)
+        }
         guard let outcome else { return nil }
         // A refresh waiting for another process's lease ended with this generation.
         wakeLeaseWaiters(afterNotice: false)
         perform(outcome.effects)
         drainOutbox()
+        if isDeferred {
+            removePendingSessionWhenAvailable()
+        }
         if revokes, let ended = outcome.ended {
             if let refreshToken = ended.refreshToken {
                 revokeInBackground(refreshToken, kind: .refreshToken)
             } else {
                 revokeInBackground(ended.accessToken, kind: .accessToken)
             }
+            // The store held a rotation this process had not adopted yet: its tokens go too.
+            if let removed = outcome.removed, let token = removed.refreshToken, token != ended.refreshToken {
+                revokeInBackground(token, kind: .refreshToken)
+            }
         }
         return outcome.removeError
+    }
+
+    /// What a sign-out did.
+    private struct SignOutOutcome {
+        let ended: ManagedSession?
+        /// The stored session it removed, if any.
+        let removed: ManagedSession?
+        let effects: [ManagerEffect]
+        let removeError: SessionStoreError?
+    }
+
+    /// The sign-out's steps under the write lock (and, when `removesNow`, inside the store's
+    /// exclusive access): the machine's sign-out, the store's removal (or its record, for later),
+    /// the events.
+    private func signOutLocked(
+        error: (any Error)?,
+        reason: ManagedSessionError?,
+        ifGeneration: UInt64?,
+        removing: StoredSessionRemoval,
+        removesNow: Bool
+    ) -> SignOutOutcome? {
+        let plan = state.withLock {
+            state -> (ended: ManagedSession?, unsavedOver: String?, effects: [ManagerEffect])? in
+            if let ifGeneration, ifGeneration != state.machine.generation { return nil }
+            let unsavedOver = state.machine.isSessionUnsaved ? state.machine.unsavedOver : nil
+            let plan = state.machine.signOut(error: reason)
+            return (plan.ended, unsavedOver, plan.effects)
+        }
+        guard let plan else { return nil }
+        let pending: PendingRemoval?
+        switch removing {
+        case .thisUser:
+            // The stored session goes if it descends from this sign-in (its lineage: the tokens
+            // another process rotated it to included), or holds its tokens; a session another
+            // process signed in since stays. A sign-out with no session here (signed out already,
+            // or the launch still waiting for a locked store) removes whatever is stored: no
+            // session on this device is what the user asked for.
+            pending = plan.ended.map { PendingRemoval.sessionOf($0, alsoHolding: plan.unsavedOver) } ?? .anySession
+        case .endedSession:
+            // The tokens it ended, or the ones the store still holds while a write of their
+            // rotation is pending.
+            let tokens = [plan.ended?.accessToken, plan.ended?.refreshToken, plan.unsavedOver]
+            pending = .tokens(Set(tokens.compactMap { $0 }))
+        case .refreshTokens(let tokens):
+            pending = .tokens(tokens)
+        case .nothing:
+            pending = nil
+        }
+        var removeError: SessionStoreError?
+        var removed: ManagedSession?
+        if removesNow {
+            do throws(SessionStoreError) {
+                if let pending, let stored = try store.load(), pending.matches(stored) {
+                    try store.remove()
+                    removed = stored
+                }
+                state.withLock { $0.pendingRemoval = nil }
+            } catch .corrupt {
+                // Bytes that are no session: no token of this session is readable there. The
+                // store keeps them (set aside, or for a later set-aside), and never hands them
+                // out as a session.
+                state.withLock { $0.pendingRemoval = nil }
+            } catch {
+                removeError = error
+                state.withLock { $0.pendingRemoval = pending }
+            }
+        } else {
+            state.withLock { $0.pendingRemoval = pending }
+        }
+        state.withLock { state in
+            state.machine.outbox.append(.sessionSignedOut(error: error))
+            if let removeError {
+                let reported = AuthSessionError.signingOutFailure(error: ManagedSessionError.storage(removeError))
+                state.machine.outbox.append(.unexpectedError(reported))
+            }
+        }
+        return SignOutOutcome(ended: plan.ended, removed: removed, effects: plan.effects, removeError: removeError)
+    }
+
+    /// Removes the pending stored session on a thread of its own, waiting for the store's
+    /// exclusive access (another process holds it now).
+    private func removePendingSessionWhenAvailable() {
+        beginOperation()
+        let thread = Thread { [self] in
+            withBackgroundTask("AuthSessionKit.signOut") {
+                do {
+                    try store.withExclusiveAccess { writeLock.withLock { _ in removePendingSessionLocked() } }
+                } catch {
+                    // The next activation tries again.
+                }
+            }
+            endOperation()
+        }
+        thread.name = "AuthSessionKit.signOut"
+        thread.start()
+    }
+
+    /// Runs `body` inside the configured background-task assertion, if any.
+    private func withBackgroundTask<Result>(_ name: String, _ body: () -> Result) -> Result {
+        let token = configuration.backgroundTask?.begin(name) {}
+        defer { token?.end() }
+        return body()
     }
 
     private func checkCredential(_ session: ManagedSession, generation: UInt64) {
@@ -1317,6 +1472,10 @@ private struct ProviderState {
     var lastLeaseWaiterID: UInt64 = 0
     /// The observation of the store's change notices.
     var noticeObservation: SessionChangeObservation?
+    /// The biometric setting last asked for while the store's exclusive access was held, and
+    /// whether a worker is storing settings: later calls queue behind it, the last one wins.
+    var pendingBiometricSetting: Bool?
+    var isBiometricWorkerRunning = false
 }
 
 extension ProviderState {
@@ -1357,19 +1516,29 @@ private enum StoredSessionRemoval {
 
 /// Which stored session a sign-out removes, or still has to remove.
 private enum PendingRemoval {
-    /// That user's.
-    case subject(String)
+    /// The one descending from a sign-in: its lineage (or, for a session stored before lineages,
+    /// its subject), or one holding any of its tokens.
+    case session(subject: String, lineage: String?, tokens: Set<String>)
     /// Whatever is stored: the sign-out came while the launch waited for a locked store.
     case anySession
     /// A session holding one of these access or refresh tokens.
     case tokens(Set<String>)
 
+    static func sessionOf(_ ended: ManagedSession, alsoHolding unsavedOver: String?) -> PendingRemoval {
+        let tokens = [ended.accessToken, ended.refreshToken, unsavedOver].compactMap { $0 }
+        return .session(subject: ended.user.identifier, lineage: ended.lineage, tokens: Set(tokens))
+    }
+
     func matches(_ stored: ManagedSession) -> Bool {
         switch self {
-        case .subject(let subject): stored.user.identifier == subject
-        case .anySession: true
+        case .session(let subject, let lineage, let tokens):
+            if tokens.contains(stored.accessToken) || stored.refreshToken.map(tokens.contains) == true { return true }
+            if let lineage { return stored.lineage == lineage }
+            return !subject.isEmpty && stored.user.identifier == subject
+        case .anySession:
+            return true
         case .tokens(let tokens):
-            tokens.contains(stored.accessToken) || stored.refreshToken.map(tokens.contains) == true
+            return tokens.contains(stored.accessToken) || stored.refreshToken.map(tokens.contains) == true
         }
     }
 }

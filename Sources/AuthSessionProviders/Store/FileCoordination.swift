@@ -150,19 +150,29 @@ final class FileCoordination: Sendable {
 
     // MARK: - Lease
 
-    /// The recorded lease; `nil` when none is, or when the file is unreadable (a lease is
-    /// advisory: an unreadable one is no lease, and the next record replaces it).
+    /// The recorded lease; `nil` when none is, or when the file is not one this user alone could
+    /// have written, or is unreadable (a lease is advisory: such a file is no lease, and the next
+    /// record replaces it).
     func loadLease() throws(SessionStoreError) -> RefreshLease? {
         let descriptor: Int32
         do {
             descriptor = try FileSystem.openFile(leasePath, O_RDONLY | O_NONBLOCK)
         } catch .io(_, _, let code) where code == ENOENT || code == ENOTDIR {
             return nil
+        } catch .symbolicLink, .io(_, _, ELOOP) {
+            // Not followed, and not a lease: the next record replaces the link itself.
+            return nil
         }
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw .io(operation: "fstat", path: leasePath, code: errno) }
-        try FileSystem.checkPrivate(info, at: leasePath, isDirectory: false)
+        do {
+            try FileSystem.checkPrivate(info, at: leasePath, isDirectory: false)
+        } catch {
+            // A file others could have written (or not a file): not a lease anyone may trust, and
+            // not one that blocks a refresh; the next record replaces it.
+            return nil
+        }
         let data = try FileSystem.readAll(descriptor, expectedSize: Int(info.st_size), limit: 4096, path: leasePath)
         guard let document = try? JSONDecoder().decode(LeaseDocument.self, from: data),
             document.format == LeaseDocument.formatName, document.version == 1

@@ -46,4 +46,14 @@ public final class InMemorySessionStore: SessionStore {
     public func withExclusiveAccess<Result>(_ body: () throws -> Result) throws -> Result {
         try exclusive.withLock { _ in try body() }
     }
+
+    /// Runs `body` if no other caller holds exclusive access now; returns `nil` without waiting if
+    /// one does.
+    ///
+    /// - Parameter body: The read-modify-write.
+    /// - Returns: What `body` returns, or `nil`.
+    /// - Throws: What `body` throws.
+    public func withExclusiveAccessIfAvailable<Result>(_ body: () throws -> Result) throws -> Result? {
+        try exclusive.withLockIfAvailable { _ in try body() }
+    }
 }

@@ -75,6 +75,10 @@ private final class InotifyHub: Sendable {
 
     private struct State {
         var descriptor: Int32 = -1
+        /// A pipe whose write end wakes the thread from `poll` (an observation of a missing folder
+        /// was added: it must be looked for every second).
+        var wakeRead: Int32 = -1
+        var wakeWrite: Int32 = -1
         var isRunning = false
         var nextID: UInt64 = 0
         var observers: [UInt64: Observer] = [:]
@@ -84,9 +88,18 @@ private final class InotifyHub: Sendable {
 
     /// Adds an observation, its watch in place on return when the folder exists.
     func add(directory: String, names: Set<String>, handler: @escaping @Sendable () -> Void) -> UInt64 {
-        let (id, startsThread) = state.withLock { state -> (UInt64, Bool) in
+        let (id, startsThread, wakes) = state.withLock { state -> (UInt64, Bool, Int32?) in
             if state.descriptor < 0 {
                 state.descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+                var ends: [Int32] = [-1, -1]
+                if state.descriptor >= 0, pipe(&ends) == 0 {
+                    state.wakeRead = ends[0]
+                    state.wakeWrite = ends[1]
+                    _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
+                    _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
+                    _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
+                    _ = fcntl(ends[1], F_SETFL, O_NONBLOCK)
+                }
             }
             state.nextID += 1
             let watch = state.descriptor >= 0 ? Self.addWatch(state.descriptor, directory) : -1
@@ -101,7 +114,14 @@ private final class InotifyHub: Sendable {
             )
             let startsThread = !state.isRunning && state.descriptor >= 0
             if startsThread { state.isRunning = true }
-            return (state.nextID, startsThread)
+            // A thread asleep without a timeout must look for the missing folder.
+            let wakes = watch < 0 && state.isRunning && !startsThread ? state.wakeWrite : nil
+            return (state.nextID, startsThread, wakes)
+        }
+        if let wakes, wakes >= 0 {
+            // The read end is never closed: a write here cannot raise SIGPIPE.
+            var byte: UInt8 = 1
+            _ = write(wakes, &byte, 1)
         }
         if startsThread {
             let thread = Thread { [self] in run() }
@@ -131,15 +151,27 @@ private final class InotifyHub: Sendable {
     /// The thread: waits for events (every second at most while a folder is missing), and queues
     /// the handlers of the observations they concern. Runs for the life of the process.
     private func run() {
-        let descriptor = state.withLock { $0.descriptor }
+        let (descriptor, wakeRead) = state.withLock { ($0.descriptor, $0.wakeRead) }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let isAnyMissing = state.withLock { $0.observers.values.contains { $0.watch < 0 } }
-            var polled = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&polled, 1, isAnyMissing ? 1000 : -1)
-            if ready < 0 && errno != EINTR { return }
+            var polled = [
+                pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
+            ]
+            let ready = poll(&polled, wakeRead >= 0 ? 2 : 1, isAnyMissing ? 1000 : -1)
+            if ready < 0 && errno != EINTR {
+                // Not expected (the descriptors are this thread's own); look again in a second
+                // rather than stop hearing changes for the life of the process.
+                sleep(1)
+                continue
+            }
+            if polled[1].revents & Int16(POLLIN) != 0 {
+                var bytes = [UInt8](repeating: 0, count: 64)
+                while read(wakeRead, &bytes, bytes.count) > 0 {}
+            }
             var concerned = Set<UInt64>()
-            if polled.revents & Int16(POLLIN) != 0 {
+            if polled[0].revents & Int16(POLLIN) != 0 {
                 concerned.formUnion(drain(descriptor, &buffer))
             }
             concerned.formUnion(watchMissingFolders(descriptor))
@@ -183,6 +215,12 @@ private final class InotifyHub: Sendable {
                     name = String(validating: bytes, as: UTF8.self)
                 }
                 let isGone = mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0
+                if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                    // Events were dropped: every observation may have missed one.
+                    state.withLock { concerned.formUnion($0.observers.keys) }
+                    offset = nameStart + nameLength
+                    continue
+                }
                 state.withLock { state in
                     for (id, observer) in state.observers where observer.watch == watch {
                         if isGone {

@@ -105,9 +105,11 @@ public struct RefreshLease: Hashable, Sendable, Codable, CustomStringConvertible
         refreshToken.map { Self.fingerprint(of: $0) == refreshTokenFingerprint } ?? false
     }
 
-    /// A name for `token` that is the same in every process: its 64-bit FNV-1a hash in
-    /// hexadecimal. It tells tokens apart; it is not a way to keep one secret (the lease is kept
-    /// beside the session, with the same protection).
+    /// A name for `token` that is the same in every process: 32 bits of its FNV-1a hash, in
+    /// hexadecimal. Short on purpose: the lease file may be less protected than the token (a
+    /// Keychain store's coordination folder is an ordinary folder), and 32 bits say next to
+    /// nothing about a token, while two tokens that share them cost at most a wait for a lease
+    /// that was not about this one (bounded by its deadline).
     ///
     /// - Parameter token: A refresh token.
     /// - Returns: The fingerprint.
@@ -116,7 +118,7 @@ public struct RefreshLease: Hashable, Sendable, Codable, CustomStringConvertible
         for byte in token.utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
         }
-        return String(hash, radix: 16)
+        return String(UInt32(truncatingIfNeeded: hash ^ (hash >> 32)), radix: 16)
     }
 
     /// The owner and the times; never the fingerprint.

@@ -63,8 +63,10 @@ public protocol SessionStore: Sendable {
     /// thread: a process suspended inside its exclusive access (iOS suspends an app at any point)
     /// must not freeze another.
     ///
-    /// The default waits, as ``withExclusiveAccess(_:)`` does: right for a store whose exclusive
-    /// access is never held long.
+    /// The default answers "not available" (`nil`) without running `body`: a store that cannot
+    /// try its exclusive access without waiting is never waited for by a call that must return at
+    /// once; the caller does the work on a thread of its own instead. Implement it for a store
+    /// whose exclusive access can be tried.
     ///
     /// - Parameter body: The read-modify-write.
     /// - Returns: What `body` returns, or `nil` if exclusive access was not available.
@@ -95,9 +97,10 @@ public protocol SessionStore: Sendable {
 
 extension SessionStore {
 
-    /// Waits for exclusive access, as ``withExclusiveAccess(_:)`` does.
+    /// `nil`: a store that does not say how to try its exclusive access is never waited for by a
+    /// call that must return at once.
     public func withExclusiveAccessIfAvailable<Result>(_ body: () throws -> Result) throws -> Result? {
-        try withExclusiveAccess(body)
+        nil
     }
 
     /// No lease: a store used by one process only.

@@ -115,7 +115,9 @@ struct SharedStoreTests {
         #expect(server.refreshCount == 1, "the lapsed lease was taken over")
     }
 
-    @Test("a refresh abandons its exchange a little before its lease lapses: a timeout, the session stands, the lease is cleared")
+    @Test(
+        "a refresh abandons its exchange a little before its lease lapses: a timeout, the session stands, the lease is cleared"
+    )
     func exchangeCutoff() async throws {
         let processes = try await TwoProcesses()
         let (app, server, store, clock) = (processes.app, processes.server, processes.store, processes.clock)
