@@ -163,33 +163,40 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     ///
     /// - Parameter isEnabled: Whether to gate the session behind biometrics.
     public func setBioMetricAuthentication(_ isEnabled: Bool) {
-        // While a worker stores an earlier setting, this one follows it (the last one wins).
+        // While a worker (or another thread's attempt) stores a setting, this one follows it: the
+        // last one asked for wins, and it applies to the session it was asked for only.
         let isQueued = state.withLock { state -> Bool in
-            guard state.isBiometricWorkerRunning else { return false }
-            state.pendingBiometricSetting = isEnabled
+            guard state.isBiometricWorkerRunning || state.isBiometricWriteInProgress else {
+                state.isBiometricWriteInProgress = true
+                return false
+            }
+            state.pendingBiometricSetting = (isEnabled, state.machine.generation)
             return true
         }
         if isQueued { return }
-        let attempt: [ManagerEffect]?
+        let generation = state.withLock { $0.machine.generation }
+        var attempt: [ManagerEffect]?
+        var failure: ManagedSessionError?
         do {
             attempt = try store.withExclusiveAccessIfAvailable { () -> [ManagerEffect] in
                 writeLock.withLock { _ in storeBiometricSetting(isEnabled) }
             }
         } catch {
-            reportUpdateFailure((error as? SessionStoreError).map(ManagedSessionError.storage) ?? .notSignedIn)
-            drainOutbox()
-            return
-        }
-        if let effects = attempt {
-            perform(effects)
-            drainOutbox()
-            return
+            failure = (error as? SessionStoreError).map(ManagedSessionError.storage) ?? .notSignedIn
         }
         let startsWorker = state.withLock { state -> Bool in
-            state.pendingBiometricSetting = isEnabled
-            defer { state.isBiometricWorkerRunning = true }
-            return !state.isBiometricWorkerRunning
+            state.isBiometricWriteInProgress = false
+            if attempt == nil, failure == nil, state.pendingBiometricSetting == nil {
+                // Not stored (the access was held): the worker stores it.
+                state.pendingBiometricSetting = (isEnabled, generation)
+            }
+            guard state.pendingBiometricSetting != nil, !state.isBiometricWorkerRunning else { return false }
+            state.isBiometricWorkerRunning = true
+            return true
         }
+        if let failure { reportUpdateFailure(failure) }
+        if let effects = attempt { perform(effects) }
+        drainOutbox()
         if startsWorker {
             startBiometricWorker()
         }
@@ -201,7 +208,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         beginOperation()
         let thread = Thread { [self] in
             withBackgroundTask("AuthSessionKit.biometricSetting") {
-                while let isEnabled = state.withLock({ state -> Bool? in
+                while let (isEnabled, generation) = state.withLock({ state -> (Bool, UInt64)? in
                     defer { state.pendingBiometricSetting = nil }
                     if state.pendingBiometricSetting == nil { state.isBiometricWorkerRunning = false }
                     return state.pendingBiometricSetting
@@ -209,7 +216,11 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                     var effects: [ManagerEffect] = []
                     do {
                         effects = try store.withExclusiveAccess { () -> [ManagerEffect] in
-                            writeLock.withLock { _ in storeBiometricSetting(isEnabled) }
+                            writeLock.withLock { _ in
+                                // Asked for a session that has ended since: not another's to change.
+                                guard state.withLock({ $0.machine.generation == generation }) else { return [] }
+                                return storeBiometricSetting(isEnabled)
+                            }
                         }
                     } catch {
                         reportUpdateFailure(
@@ -1135,22 +1146,40 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// holds the access: the next activation, or the sign-out's own worker, tries again.
     private func removePendingSession() {
         guard state.withLock({ $0.machine.session == nil && $0.pendingRemoval != nil }) else { return }
-        _ = try? store.withExclusiveAccessIfAvailable { writeLock.withLock { _ in removePendingSessionLocked() } }
+        let attempt = try? store.withExclusiveAccessIfAvailable {
+            writeLock.withLock { _ in removePendingSessionLocked() }
+        }
+        if attempt == nil {
+            // The access is held (or cannot be tried): a worker waits for it.
+            removePendingSessionWhenAvailable(revoking: nil)
+        }
     }
 
     /// The removal, inside the store's exclusive access and the write lock.
-    private func removePendingSessionLocked() {
-        guard let pending = state.withLock({ $0.machine.session == nil ? $0.pendingRemoval : nil }) else { return }
+    ///
+    /// - Returns: The stored session removed, if any.
+    @discardableResult
+    private func removePendingSessionLocked(reportsFailure: Bool = false) -> ManagedSession? {
+        guard let pending = state.withLock({ $0.machine.session == nil ? $0.pendingRemoval : nil }) else { return nil }
         do throws(SessionStoreError) {
+            var removed: ManagedSession?
             if let stored = try store.load(), pending.matches(stored) {
                 try store.remove()
+                removed = stored
             }
             state.withLock { $0.pendingRemoval = nil }
+            return removed
         } catch .corrupt {
             state.withLock { $0.pendingRemoval = nil }
         } catch {
-            // Still locked: the next activation tries again.
+            // Still locked: the next activation tries again. The sign-out that deferred it reports
+            // the failure (once).
+            if reportsFailure {
+                let reported = AuthSessionError.signingOutFailure(error: ManagedSessionError.storage(error))
+                state.withLock { $0.machine.outbox.append(.unexpectedError(reported)) }
+            }
         }
+        return nil
     }
 
     // MARK: - Change notices
@@ -1237,7 +1266,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         perform(outcome.effects)
         drainOutbox()
         if isDeferred {
-            removePendingSessionWhenAvailable()
+            removePendingSessionWhenAvailable(revoking: revokes ? outcome.ended?.refreshToken : nil)
         }
         if revokes, let ended = outcome.ended {
             if let refreshToken = ended.refreshToken {
@@ -1331,15 +1360,35 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     }
 
     /// Removes the pending stored session on a thread of its own, waiting for the store's
-    /// exclusive access (another process holds it now).
-    private func removePendingSessionWhenAvailable() {
+    /// exclusive access (another process holds it now); revokes the removed session's refresh
+    /// token if it is not `revoking`'s own session's (a rotation this process had not adopted).
+    /// One such worker at a time.
+    private func removePendingSessionWhenAvailable(revoking ended: String?) {
+        let starts = state.withLock { state -> Bool in
+            defer { state.isRemovalWorkerRunning = true }
+            return !state.isRemovalWorkerRunning
+        }
+        guard starts else { return }
         beginOperation()
         let thread = Thread { [self] in
             withBackgroundTask("AuthSessionKit.signOut") {
+                var removed: ManagedSession?
                 do {
-                    try store.withExclusiveAccess { writeLock.withLock { _ in removePendingSessionLocked() } }
+                    removed = try store.withExclusiveAccess {
+                        writeLock.withLock { _ in removePendingSessionLocked(reportsFailure: ended != nil) }
+                    }
                 } catch {
-                    // The next activation tries again.
+                    let reported = AuthSessionError.signingOutFailure(
+                        error: ManagedSessionError.storage(
+                            (error as? SessionStoreError) ?? .unavailable(reason: "exclusive access failed")
+                        )
+                    )
+                    state.withLock { $0.machine.outbox.append(.unexpectedError(reported)) }
+                }
+                state.withLock { $0.isRemovalWorkerRunning = false }
+                drainOutbox()
+                if let ended, let token = removed?.refreshToken, token != ended {
+                    revokeInBackground(token, kind: .refreshToken)
                 }
             }
             endOperation()
@@ -1474,8 +1523,12 @@ private struct ProviderState {
     var noticeObservation: SessionChangeObservation?
     /// The biometric setting last asked for while the store's exclusive access was held, and
     /// whether a worker is storing settings: later calls queue behind it, the last one wins.
-    var pendingBiometricSetting: Bool?
+    var pendingBiometricSetting: (isEnabled: Bool, generation: UInt64)?
     var isBiometricWorkerRunning = false
+    /// A thread is trying to store a setting without waiting: others queue behind it.
+    var isBiometricWriteInProgress = false
+    /// Whether a worker waits for the store's exclusive access to remove a signed-out session.
+    var isRemovalWorkerRunning = false
 }
 
 extension ProviderState {
@@ -1534,7 +1587,9 @@ private enum PendingRemoval {
         case .session(let subject, let lineage, let tokens):
             if tokens.contains(stored.accessToken) || stored.refreshToken.map(tokens.contains) == true { return true }
             if let lineage { return stored.lineage == lineage }
-            return !subject.isEmpty && stored.user.identifier == subject
+            // A session stored before lineages: only another such session of the same subject
+            // (a sign-in made since has a lineage, and is not this one).
+            return stored.lineage == nil && !subject.isEmpty && stored.user.identifier == subject
         case .anySession:
             return true
         case .tokens(let tokens):

@@ -236,6 +236,40 @@ struct SharedStoreRaceTests {
         }
     }
 
+    @Test(
+        "a biometric setting queued behind another process's access applies to the session it was asked for, never to the next person's"
+    )
+    func queuedBiometricSettingStaysWithItsSession() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let clock = ManualClock()
+        let server = server(clock)
+        let app = Process(store: FileSessionStore(directory: folder.url), server: server, clock: clock)
+        _ = try await app.signIn(alice)
+        let other = FileSessionStore(directory: folder.url)
+        let held = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let holder = Thread {
+            _ = try? other.withExclusiveAccess {
+                held.signal()
+                release.wait()
+            }
+        }
+        holder.start()
+        try await wait(for: held)
+        app.provider.setBioMetricAuthentication(true)  // queued: the access is held
+        try app.provider.signout(with: nil)  // at once; its removal waits for the access too
+        #expect(app.provider.session == nil)
+        let signIn = Task { try await app.signIn(bob) }  // waits for the access on its own thread
+        release.signal()
+        let bobs = try await signIn.value
+        await app.provider.waitUntilIdle()
+        let stored = try FileSessionStore(directory: folder.url).load()
+        #expect(stored?.accessToken == bobs.accessToken, "bob's sign-in is stored, not removed by alice's sign-out")
+        #expect(stored?.isBiometricAuthenticationEnabled == false, "alice's setting is not bob's")
+        #expect(app.provider.session?.isBiometricAuthenticationEnabled == false)
+    }
+
     #if os(Linux)
     @Test(
         "a store whose folder does not exist yet, observed while the notice thread sleeps, is heard once the folder appears"
