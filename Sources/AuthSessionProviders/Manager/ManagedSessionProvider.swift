@@ -341,18 +341,34 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         // Inside the store's exclusive access, so that no other process's compare-and-save can
         // write over the new session; on a thread of its own, since that access may be held by a
         // process suspended inside it.
-        let (committed, replaced) = await onOwnThread { () -> (SignInCommit, ManagedSession?) in
-            do {
-                return try self.store.withExclusiveAccess {
-                    self.writeLock.withLock { _ in
-                        self.commitSignIn(issued, subject: subject, startGeneration: startGeneration, now: now)
-                    }
-                }
-            } catch {
-                let storeError = (error as? SessionStoreError) ?? .unavailable(reason: "exclusive access failed")
-                return (.failure(.storage(storeError)), nil)
+        let commit = { @Sendable () -> (SignInCommit, ManagedSession?) in
+            self.writeLock.withLock { _ in
+                self.commitSignIn(issued, subject: subject, startGeneration: startGeneration, now: now)
             }
         }
+        let failed = { @Sendable (error: any Error) -> (SignInCommit, ManagedSession?) in
+            let storeError = (error as? SessionStoreError) ?? .unavailable(reason: "exclusive access failed")
+            return (.failure(.storage(storeError)), nil)
+        }
+        var outcome: (SignInCommit, ManagedSession?)?
+        do {
+            // Usually free: taken at once, on this thread.
+            outcome = try store.withExclusiveAccessIfAvailable(commit)
+        } catch {
+            outcome = failed(error)
+        }
+        let (committed, replaced) =
+            if let outcome {
+                outcome
+            } else {
+                await onOwnThread { () -> (SignInCommit, ManagedSession?) in
+                    do {
+                        return try self.store.withExclusiveAccess(commit)
+                    } catch {
+                        return failed(error)
+                    }
+                }
+            }
         switch committed {
         case .success(let (effects, signedIn)):
             wakeLeaseWaiters(afterNotice: false)
