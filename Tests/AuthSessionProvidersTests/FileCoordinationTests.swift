@@ -122,14 +122,14 @@ struct FileCoordinationTests {
 
         let beforeRemoval = heard.withLock { $0 }
         try writer.remove()
-        try await waitUntil { heard.withLock { $0 } > beforeRemoval }
+        try await waitUntil(timeout: 60) { heard.withLock { $0 } > beforeRemoval }
         let beforeLease = heard.withLock { $0 }
         try writer.withExclusiveAccess {
             try writer.saveLease(
                 RefreshLease(owner: .inThisProcess(), startedAt: 0, deadline: 1, refreshTokenFingerprint: "f")
             )
         }
-        try await waitUntil { heard.withLock { $0 } > beforeLease }
+        try await waitUntil(timeout: 60) { heard.withLock { $0 } > beforeLease }
     }
 
     @Test("inotify: the folder replaced under an observation is watched again")
@@ -146,7 +146,7 @@ struct FileCoordinationTests {
         defer { observation.cancel() }
         try await waitForWatch(heard: heard, writer: writer)
         #expect(rename(folderURL.path, parent.path("old")) == 0)
-        try await waitUntil { heard.withLock { $0 } > 0 }
+        try await waitUntil(timeout: 60) { heard.withLock { $0 } > 0 }
         // A new folder at the path: its writes are heard.
         let deadline = Date().addingTimeInterval(10)
         var n = 2
@@ -183,11 +183,11 @@ struct FileCoordinationTests {
         let a = notifier.observe { first.withLock { $0 += 1 } }
         let b = notifier.observe { second.withLock { $0 += 1 } }
         notifier.post()
-        try await waitUntil { first.withLock { $0 } >= 1 && second.withLock { $0 } >= 1 }
+        try await waitUntil(timeout: 60) { first.withLock { $0 } >= 1 && second.withLock { $0 } >= 1 }
         b.cancel()
         let secondBefore = second.withLock { $0 }
         notifier.post()
-        try await waitUntil { first.withLock { $0 } >= 2 }
+        try await waitUntil(timeout: 60) { first.withLock { $0 } >= 2 }
         #expect(second.withLock { $0 } == secondBefore)
         a.cancel()
     }
@@ -200,7 +200,7 @@ struct FileCoordinationTests {
         let observation = notifier.observe { heard.withLock { $0 += 1 } }
         defer { observation.cancel() }
         signature.withLock { $0 = "two" }
-        try await waitUntil { heard.withLock { $0 } == 1 }
+        try await waitUntil(timeout: 60) { heard.withLock { $0 } == 1 }
     }
 }
 

@@ -89,15 +89,15 @@ private func server(_ clock: ManualClock, namesUsers: Bool = true) -> InProcessA
     return server
 }
 
-/// Waits on a semaphore without holding a thread of Swift's pool; fails after 10 s.
+/// Waits on a semaphore on a thread of its own, not one of Swift's pool; fails after 60 s (a
+/// safety net: under ThreadSanitizer, with the whole suite on 2 cores, a refresh can take seconds).
 private func wait(for semaphore: DispatchSemaphore) async throws {
     let signalled = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-        DispatchQueue.global().async {
-            continuation.resume(returning: semaphore.wait(timeout: .now() + 10) == .success)
-        }
+        let thread = Thread { continuation.resume(returning: semaphore.wait(timeout: .now() + 60) == .success) }
+        thread.start()
     }
     guard signalled else {
-        Issue.record("not signalled within 10 s")
+        Issue.record("not signalled within 60 s")
         throw CancellationError()
     }
 }
@@ -126,7 +126,7 @@ struct SharedStoreRaceTests {
         _ = try? await refresh.value
         await app.provider.waitUntilIdle()
         await widget.provider.waitUntilIdle()
-        try await waitUntil { widget.provider.session == nil }
+        try await waitUntil(timeout: 60) { widget.provider.session == nil }
         #expect(try FileSessionStore(directory: folder.url).load() == nil, "the sign-out stands in the store")
     }
 
@@ -149,7 +149,7 @@ struct SharedStoreRaceTests {
         let bobs = try await signIn.value
         _ = try? await refresh.value
         await widget.provider.waitUntilIdle()
-        try await waitUntil { widget.provider.session == nil }
+        try await waitUntil(timeout: 60) { widget.provider.session == nil }
         #expect(try FileSessionStore(directory: folder.url).load()?.accessToken == bobs.accessToken)
         #expect(app.provider.session?.accessToken == bobs.accessToken, "the app keeps bob signed in")
     }
