@@ -391,7 +391,6 @@ struct ManagedSessionMachine {
         now: Date
     ) -> [ManagerEffect] {
         guard isCurrent(flight) else { return [] }
-        self.flight = nil
         session = refreshed
         lastKnownUser = refreshed.user
         if isUnsaved && !isSessionUnsaved {
@@ -400,20 +399,32 @@ struct ManagedSessionMachine {
             unsavedOver = nil
         }
         isSessionUnsaved = isUnsaved
+        return endFlight(flight, with: refreshed, writeError: writeError, now: now)
+    }
+
+    /// Ends `flight` with `session`, already the runtime session: the event (the launch's fetch, or
+    /// an update), the write to retry if `writeError`, the callers answered, the timer armed.
+    private mutating func endFlight(
+        _ flight: RefreshFlight,
+        with session: ManagedSession,
+        writeError: SessionStoreError?,
+        now: Date
+    ) -> [ManagerEffect] {
+        self.flight = nil
         blockingError = nil
         transientFailures = 0
-        var effects: [ManagerEffect] = [redact(refreshed)]
+        var effects: [ManagerEffect] = [redact(session)]
         if flight.isLaunch {
             outbox.append(.sessionFetched(isInitialFetch: true))
         } else {
-            outbox.append(.sessionUpdated(refreshed))
+            outbox.append(.sessionUpdated(session))
         }
         if let writeError {
             outbox.append(.unexpectedError(.sessionFetchFailed(error: ManagedSessionError.storage(writeError))))
             rewriteAttempt = 0
             effects.append(.rewriteLater(generation: generation, delay: configuration.storageRetryInterval))
         }
-        effects.append(.resume(takeFlightWaiters(), .success(refreshed)))
+        effects.append(.resume(takeFlightWaiters(), .success(session)))
         effects += armTimer()
         if flight.isLaunch {
             effects += credentialCheck(now: now, force: true)
@@ -587,28 +598,13 @@ struct ManagedSessionMachine {
         lastKnownUser = stored.user
         isSessionUnsaved = false
         unsavedOver = nil
-        var effects: [ManagerEffect] = [redact(stored)]
         if let flight {
             // A refresh waiting for another process's lease, or one whose answer is not back yet:
             // the store's rotation is the result; the flight's own answer, if any, is orphaned.
-            self.flight = nil
-            blockingError = nil
-            transientFailures = 0
-            if flight.isLaunch {
-                outbox.append(.sessionFetched(isInitialFetch: true))
-            } else {
-                outbox.append(.sessionUpdated(stored))
-            }
-            effects.append(.resume(takeFlightWaiters(), .success(stored)))
-            effects += armTimer()
-            if flight.isLaunch {
-                effects += credentialCheck(now: now, force: true)
-                effects += servePending(now: now)
-            }
-            return effects
+            return endFlight(flight, with: stored, writeError: nil, now: now)
         }
         outbox.append(.sessionUpdated(stored))
-        return effects + armTimer()
+        return [redact(stored)] + armTimer()
     }
 
     // MARK: - Sign-in and sign-out (rules 6, 7, 8)

@@ -182,7 +182,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 writeLock.withLock { _ in storeBiometricSetting(isEnabled) }
             }
         } catch {
-            failure = (error as? SessionStoreError).map(ManagedSessionError.storage) ?? .notSignedIn
+            failure = .storage(Self.storeError(error))
         }
         let startsWorker = state.withLock { state -> Bool in
             state.isBiometricWriteInProgress = false
@@ -224,7 +224,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                         }
                     } catch {
                         reportUpdateFailure(
-                            (error as? SessionStoreError).map(ManagedSessionError.storage) ?? .notSignedIn
+                            .storage(Self.storeError(error))
                         )
                     }
                     perform(effects)
@@ -347,7 +347,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             }
         }
         let failed = { @Sendable (error: any Error) -> (SignInCommit, ManagedSession?) in
-            let storeError = (error as? SessionStoreError) ?? .unavailable(reason: "exclusive access failed")
+            let storeError = Self.storeError(error)
             return (.failure(.storage(storeError)), nil)
         }
         var outcome: (SignInCommit, ManagedSession?)?
@@ -755,10 +755,9 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         // blocking lock, across processes for a file store) twice, each time for microseconds,
         // and waits for the server in between with nothing held.
         let thread = Thread { [self] in
-            let background = configuration.backgroundTask?.begin("AuthSessionKit.refresh") {}
-            let outcome = runRefresh(flight)
-            finish(flight, outcome)
-            background?.end()
+            withBackgroundTask("AuthSessionKit.refresh") {
+                finish(flight, runRefresh(flight))
+            }
             endOperation()
         }
         thread.name = "AuthSessionKit.refresh"
@@ -808,7 +807,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 }
             } catch {
                 return .failed(
-                    .storage((error as? SessionStoreError) ?? .unavailable(reason: "exclusive access failed"))
+                    .storage(Self.storeError(error))
                 )
             }
             switch claim {
@@ -1105,7 +1104,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                     writeLock.withLock { _ in compareAndRewrite(generation: generation) }
                 }
             } catch {
-                let storeError = (error as? SessionStoreError) ?? .unavailable(reason: "exclusive access failed")
+                let storeError = Self.storeError(error)
                 effects = state.withLock { $0.machine.rewritten(generation: generation, error: storeError) }
             }
             perform(effects)
@@ -1396,7 +1395,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 } catch {
                     let reported = AuthSessionError.signingOutFailure(
                         error: ManagedSessionError.storage(
-                            (error as? SessionStoreError) ?? .unavailable(reason: "exclusive access failed")
+                            Self.storeError(error)
                         )
                     )
                     state.withLock { $0.machine.outbox.append(.unexpectedError(reported)) }
@@ -1411,6 +1410,11 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         }
         thread.name = "AuthSessionKit.signOut"
         thread.start()
+    }
+
+    /// What a store's exclusive access threw, as the store's error.
+    private static func storeError(_ error: any Error) -> SessionStoreError {
+        (error as? SessionStoreError) ?? .unavailable(reason: "exclusive access failed")
     }
 
     /// Runs `body` inside the configured background-task assertion, if any.

@@ -84,18 +84,8 @@ final class FileCoordination: Sendable {
     /// is closed and the new one opened and locked instead.
     func withExclusiveAccess<Result>(_ body: () throws -> Result) throws -> Result {
         try exclusive.withLock { descriptor in
-            while true {
-                if descriptor == nil {
-                    descriptor = try openLockFile()
-                }
-                let lockFile = descriptor!
-                try FileSystem.lock(lockFile, LOCK_EX, path: lockPath)
-                if isAtPath(lockFile) { break }
-                try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath)
-                close(lockFile)
-                descriptor = nil
-            }
-            let lockFile = descriptor!
+            // Waiting, the lock is always taken.
+            let lockFile = try lockFileAtPath(&descriptor, waits: true)!
             defer { try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath) }
             return try body()
         }
@@ -105,22 +95,32 @@ final class FileCoordination: Sendable {
     /// or process holds it.
     func withExclusiveAccessIfAvailable<Result>(_ body: () throws -> Result) throws -> Result? {
         let outcome = try exclusive.withLockIfAvailable { descriptor -> Result? in
-            while true {
-                if descriptor == nil {
-                    descriptor = try openLockFile()
-                }
-                let lockFile = descriptor!
-                guard try FileSystem.tryLock(lockFile, path: lockPath) else { return nil }
-                if isAtPath(lockFile) { break }
-                try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath)
-                close(lockFile)
-                descriptor = nil
-            }
-            let lockFile = descriptor!
+            guard let lockFile = try lockFileAtPath(&descriptor, waits: false) else { return nil }
             defer { try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath) }
             return try body()
         }
         return outcome ?? nil
+    }
+
+    /// Locks the lock file now at the path, opening it into `descriptor` if needed and reopening
+    /// it if the file there was replaced; the locked descriptor, or `nil` if `waits` is false and
+    /// another holds the lock.
+    private func lockFileAtPath(_ descriptor: inout Int32?, waits: Bool) throws(SessionStoreError) -> Int32? {
+        while true {
+            if descriptor == nil {
+                descriptor = try openLockFile()
+            }
+            let lockFile = descriptor!
+            if waits {
+                try FileSystem.lock(lockFile, LOCK_EX, path: lockPath)
+            } else if try !FileSystem.tryLock(lockFile, path: lockPath) {
+                return nil
+            }
+            if isAtPath(lockFile) { return lockFile }
+            try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath)
+            close(lockFile)
+            descriptor = nil
+        }
     }
 
     /// Whether `descriptor` is the file now at ``lockPath``.

@@ -102,6 +102,22 @@ private func wait(for semaphore: DispatchSemaphore) async throws {
     }
 }
 
+/// Has `store`'s exclusive access taken on a thread of its own (another process, as far as `flock`
+/// is concerned, suspended inside it) until the returned semaphore is signalled.
+private func holdExclusiveAccess(of store: FileSessionStore) async throws -> DispatchSemaphore {
+    let held = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let holder = Thread {
+        _ = try? store.withExclusiveAccess {
+            held.signal()
+            release.wait()
+        }
+    }
+    holder.start()
+    try await wait(for: held)
+    return release
+}
+
 @Suite("Processes sharing a store: sign-ins, sign-outs and settings racing another process's commit", .serialized)
 struct SharedStoreRaceTests {
 
@@ -217,16 +233,7 @@ struct SharedStoreRaceTests {
             _ = try await app.signIn(alice)
             let widget = Process(store: FileSessionStore(directory: folder.url), server: server, clock: clock)
             let other = FileSessionStore(directory: folder.url)
-            let held = DispatchSemaphore(value: 0)
-            let release = DispatchSemaphore(value: 0)
-            let holder = Thread {
-                _ = try? other.withExclusiveAccess {
-                    held.signal()
-                    release.wait()
-                }
-            }
-            holder.start()
-            try await wait(for: held)
+            let release = try await holdExclusiveAccess(of: other)
             let values = [true, false, true, false, true, false, true]
             for value in values { widget.provider.setBioMetricAuthentication(value) }
             release.signal()
@@ -247,16 +254,7 @@ struct SharedStoreRaceTests {
         let app = Process(store: FileSessionStore(directory: folder.url), server: server, clock: clock)
         _ = try await app.signIn(alice)
         let other = FileSessionStore(directory: folder.url)
-        let held = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let holder = Thread {
-            _ = try? other.withExclusiveAccess {
-                held.signal()
-                release.wait()
-            }
-        }
-        holder.start()
-        try await wait(for: held)
+        let release = try await holdExclusiveAccess(of: other)
         app.provider.setBioMetricAuthentication(true)  // queued: the access is held
         try app.provider.signout(with: nil)  // at once; its removal waits for the access too
         #expect(app.provider.session == nil)
