@@ -36,7 +36,7 @@ import Foundation
 /// The item is readable after the device's first unlock and never leaves the device
 /// (``Accessibility/afterFirstUnlockThisDeviceOnly``) unless you choose otherwise; see
 /// ``Accessibility`` and ``AccessControl`` for the trade-offs. Pass an `accessGroup` to share the
-/// session with your app extensions (the README's "Apple platforms" section has the recipe).
+/// session with your app extensions (the article <doc:ApplePlatforms> has the recipe).
 /// Choose the group before the first release, and pass it: an item is in exactly one group, a
 /// store without a group reads from every group the app has but adds to the first, so turning on
 /// Keychain Sharing later can leave two items (this store does not migrate one into a group).
@@ -213,7 +213,7 @@ public final class KeychainSessionStore: SessionStore {
     /// exclusive `flock` on a lock file there, held for the length of `body` only).
     ///
     /// Without a coordination folder it excludes neither another instance for the same item nor
-    /// another process (an app extension sharing the item): see the README's "Honest limits".
+    /// another process (an app extension sharing the item): see <doc:HonestLimits>.
     ///
     /// - Parameter body: The read-modify-write; it may call ``load()``, ``save(_:)``,
     ///   ``remove()``, ``loadLease()`` and ``saveLease(_:)``, not this method.
