@@ -31,7 +31,7 @@ private final class SignOutBeforePromptProvider: AuthSessionProviderProtocol {
 @Suite("Biometric prompt lifetime")
 struct HandlePromptLifetimeTests {
 
-    @Test("1. a failed fetch before the launch fetch cannot let a refresh skip the prompt")
+    @Test("a failed fetch before the launch fetch cannot let a refresh skip the prompt")
     func failedFetchBeforeLaunchFetchKeepsGate() {
         let harness = Harness(expiresIn: nil, biometric: true)
         harness.provider.publish(.fetchingSession)
@@ -46,7 +46,7 @@ struct HandlePromptLifetimeTests {
         #expect(harness.handle.isBiometricAuthenticationInProcess)
     }
 
-    @Test("1. a sign-out before the launch fetch cannot let a refresh skip the prompt")
+    @Test("a sign-out before the launch fetch cannot let a refresh skip the prompt")
     func signOutBeforeLaunchFetchKeepsGate() {
         let harness = Harness(expiresIn: 3600, biometric: true)
         harness.provider.publish(.sessionSignedOut(error: nil))
@@ -56,7 +56,7 @@ struct HandlePromptLifetimeTests {
         #expect(harness.handle.sessionStatus == .biometricAuthentication)
     }
 
-    @Test("2. a prompt's success that lands after a sign-out and a refresh does not sign the next session in")
+    @Test("a prompt's success that lands after a sign-out and a refresh does not sign the next session in")
     func lateSuccessDoesNotUnlockNextSession() async throws {
         let clock = ManualClock()
         let provider = HoldingProvider(session: MockSession(expiresIn: 3600, from: clock.now), biometric: true)

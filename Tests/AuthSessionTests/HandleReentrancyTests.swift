@@ -139,7 +139,7 @@ struct HandleReentrancyTests {
         #expect(handle.sessionStatus == .signedOut)
     }
 
-    @Test("4. a user getter that reads the handle does not deadlock it while a model observes")
+    @Test("a user getter that reads the handle does not deadlock it while a model observes")
     func userGetterReadingHandleDoesNotDeadlock() async {
         let provider = HandleReadingProvider()
         let handle = mockHandle(provider)
@@ -284,7 +284,7 @@ extension ConcurrencyLoad {
     @Suite("Fresh reads under racing inputs")
     struct FreshReadLoadTests {
 
-        @Test("3. with slow provider reads and racing inputs, a refresh never ends signed in without a session")
+        @Test("with slow provider reads and racing inputs, a refresh never ends signed in without a session")
         func slowReadsNeverDecideFromStaleState() async {
             let trials = 300
             var inconsistent = 0

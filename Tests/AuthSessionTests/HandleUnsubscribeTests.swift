@@ -70,7 +70,7 @@ struct HandleUnsubscribeTests {
         #expect(registry.entries[0].subscription === subscription)
     }
 
-    @Test("6. after unsubscribeEventPublisher returns, the private listener's closure is not called")
+    @Test("after unsubscribeEventPublisher returns, the private listener's closure is not called")
     @MainActor
     func privateListenerStopsAtUnsubscribe() async {
         let harness = Harness(subscribe: false)
@@ -93,12 +93,12 @@ struct HandleUnsubscribeTests {
     }
 }
 
-@Suite("Subscribing scales linearly (issue 8, item 10)")
+@Suite("Subscribing scales linearly")
 struct SubscriptionScalingTests {
 
     private final class SilentDelegate: AuthSessionDelegate {}
 
-    @Test("10. subscribing and unsubscribing n delegates looks at O(n) entries in all, not O(n²)")
+    @Test("subscribing and unsubscribing n delegates looks at O(n) entries in all, not O(n²)")
     func subscribingIsLinear() {
         let harness = Harness(subscribe: false)
         let count = 4_000
@@ -124,7 +124,7 @@ extension ConcurrencyLoad {
     @Suite("Unsubscribing from another thread under load")
     struct UnsubscribeLoadTests {
 
-        @Test("7. once unsubscribeDelegate returns on another thread, the delegate is never called again")
+        @Test("once unsubscribeDelegate returns on another thread, the delegate is never called again")
         func unsubscribeExcludesDelivery() async {
             let trials = 3_000
             let violations = ConcurrencySafeContainer(0)

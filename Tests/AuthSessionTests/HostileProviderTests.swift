@@ -161,7 +161,7 @@ struct HostileProviderTests {
         #expect(harness.handle.sessionStatus != .biometricAuthentication)
     }
 
-    @Test("11. a session whose expiry is not a number, or infinite, is expired")
+    @Test("a session whose expiry is not a number, or infinite, is expired")
     func nonFiniteExpiryIsExpired() {
         for expiresAt in [TimeInterval.nan, .infinity, -.infinity, .signalingNaN] {
             let session = MockSession(expiresAt: expiresAt)

@@ -116,7 +116,7 @@ struct ObservableAuthSessionTests {
     }
 
     @Test(
-        "5. a sign-in during any read the model's creation makes still reaches the model",
+        "a sign-in during any read the model's creation makes still reaches the model",
         arguments: 0...2
     )
     @MainActor
@@ -136,7 +136,7 @@ struct ObservableAuthSessionTests {
         #expect(converged, "model: \(model.status), user \(String(describing: model.user?.identifier))")
     }
 
-    @Test("5. a sessionUpdated racing another event leaves the model on the provider's user")
+    @Test("a sessionUpdated racing another event leaves the model on the provider's user")
     @MainActor
     func modelConvergesUnderRacingUpdates() async {
         let clock = ManualClock()

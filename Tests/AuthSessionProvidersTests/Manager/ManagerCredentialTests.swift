@@ -12,9 +12,9 @@ extension ManagerCredentialTests {
     // activation"; rule "Sign-in and sign-out start a new generation; a ... result from an older
     // one changes nothing".
     @Test(
-        "fixed: a sign-in while the launch's credential check is out stops every later credential check (isCheckingCredential never resets)"
+        "a sign-in while the launch's credential check is out leaves later credential checks running"
     )
-    func credentialChecksStopAfterSignInDuringACheck() async throws {
+    func credentialChecksGoOnAfterSignInDuringACheck() async throws {
         let clock = ManualClock()
         let server = advServer(clock)
         let remote = AdvRemote(server)
@@ -40,9 +40,9 @@ extension ManagerCredentialTests {
     // README: "A misconfiguration (invalid_client) is not retried in a loop: it blocks the
     // automatic refreshes (the timer, activations, validAccessToken())".
     @Test(
-        "fixed: a misconfigured refresh is retried on activations when the credential check's verdict asks for a refresh"
+        "a misconfigured refresh is not retried on activations, even when the credential check's verdict asks for a refresh"
     )
-    func misconfigurationRetriedThroughCredentialVerdicts() async throws {
+    func misconfigurationNotRetriedThroughCredentialVerdicts() async throws {
         let clock = ManualClock()
         let server = advServer(clock)
         let remote = AdvRemote(server)

@@ -12,7 +12,7 @@ import Testing
 struct ManagerHandleTests {
 
     @Test(
-        "HOLDS: a valid stored session is signed in before the handle's initializer returns; a due one keeps it syncing"
+        "a valid stored session is signed in before the handle's initializer returns; a due one keeps it syncing"
     )
     func launchDoesNotFlash() async throws {
         let clock = ManualClock()
@@ -55,8 +55,8 @@ struct ManagerHandleTests {
         #expect(due.sessionStatus == .signedIn, "a transient launch failure keeps the session")
     }
 
-    @Test("fixed: a sign-in before the handle exists leaves the handle on its splash screen for good")
-    func signInBeforeTheHandleLeavesItLoading() async throws {
+    @Test("a sign-in made before the handle exists reaches the handle: it does not stay on its splash screen")
+    func signInBeforeTheHandleReachesIt() async throws {
         let clock = ManualClock()
         let server = advServer(clock)
         let activation = ManualActivationSignal()
@@ -87,7 +87,7 @@ struct ManagerHandleTests {
         )
     }
 
-    @Test("HOLDS: a proxy that calls back into the provider from inside publish deadlocks nothing")
+    @Test("a proxy that calls back into the provider from inside publish deadlocks nothing")
     func reentrantPublishDoesNotDeadlock() async throws {
         let clock = ManualClock()
         let server = advServer(clock)

@@ -12,7 +12,7 @@ struct ManagerRedactionTests {
 
     // README: "No token in any rendering. Error and event descriptions, localizedDescription,
     // dump and the test kit's own types never show a token".
-    @Test("fixed: dump(provider) prints the live tokens (SecretRegistration keeps them in plain fields)")
+    @Test("dump(provider) shows no live token (SecretRegistration keeps none in a plain field)")
     func dumpOfTheProviderShowsNoToken() async throws {
         let clock = ManualClock()
         let server = advServer(clock)
@@ -27,7 +27,7 @@ struct ManagerRedactionTests {
         try? rig.provider.signout()
     }
 
-    @Test("HOLDS: no token in errors, events or their dumps")
+    @Test("no token in errors, events or their dumps")
     func noTokenInErrorsOrEvents() async throws {
         let clock = ManualClock()
         let server = advServer(clock)

@@ -10,8 +10,8 @@ extension ManagerRefreshTests {
 
     // README, errors table: a transient failure "Keeps the session and tries later (the next
     // call, the next activation, the timer)"; "The manager refreshes before expiry on its own".
-    @Test("fixed: after a transient failure of the timed refresh, no timer is armed again: the token just expires")
-    func timerNotRearmedAfterTransientFailure() async throws {
+    @Test("after a transient failure of the timed refresh, the manager tries again: the token does not just expire")
+    func timerRearmedAfterTransientFailure() async throws {
         let clock = ManualClock()
         let server = advServer(clock)
         let rig = advRig(store: MockSessionStore(), server: server, clock: clock)
@@ -33,8 +33,8 @@ extension ManagerRefreshTests {
         #expect(server.refreshCount > 1, "nothing ever tried again: the session silently expired")
     }
 
-    @Test("fixed: a server answering expires_in 0 makes the manager refresh in a hot loop")
-    func zeroLifetimeTokenRefreshesInAHotLoop() async throws {
+    @Test("a server answering expires_in 0 does not make the manager refresh in a hot loop")
+    func zeroLifetimeTokenDoesNotRefreshInAHotLoop() async throws {
         let clock = ManualClock()
         let server = advServer(clock)
         server.accessTokenLifetime = 0  // OAuth2Service accepts `expires_in: 0` (only < 0 is refused)
@@ -51,9 +51,9 @@ extension ManagerRefreshTests {
     // README: "The handle never signs out for expiry either: the manager owns it"; errors table:
     // `.refreshUnavailable` "The access token expired and there is no refresh token. | Shows sign-in."
     @Test(
-        "fixed: a session without a refresh token stays signed in after it expires; every token call says refreshUnavailable"
+        "a session without a refresh token is signed out when it expires: the handle says signedOut, the token call says sign in"
     )
-    func sessionWithoutRefreshTokenOutlivesItsExpiry() async throws {
+    func sessionWithoutRefreshTokenEndsAtExpiry() async throws {
         let clock = ManualClock()
         let server = advServer(clock)
         let remote = AdvRemote(server)
@@ -92,7 +92,7 @@ extension ManagerRefreshTests {
         )
     }
 
-    @Test("HOLDS: a misconfiguration blocks the timer, activations and validAccessToken until an explicit refresh")
+    @Test("a misconfiguration blocks the timer, activations and validAccessToken until an explicit refresh")
     func misconfigurationIsNotRetriedInALoop() async throws {
         let clock = ManualClock()
         let server = advServer(clock)
@@ -115,7 +115,7 @@ extension ManagerRefreshTests {
         #expect(rig.log.signOutCount == 0)
     }
 
-    @Test("HOLDS: cancelling callers never cancels the shared refresh; nobody hangs (1,000 rounds)")
+    @Test("cancelling callers never cancels the shared refresh; nobody hangs (1,000 rounds)")
     func cancellationLeavesTheSharedRefresh() async throws {
         for round in 0..<1_000 {
             let clock = ManualClock()
@@ -160,7 +160,7 @@ extension ManagerRefreshTests {
         }
     }
 
-    @Test("HOLDS: a terminal refresh racing a pushed revocation signs out exactly once (2,000 rounds)")
+    @Test("a terminal refresh racing a pushed revocation signs out exactly once (2,000 rounds)")
     func oneSignOutForOneTerminalFailure() async throws {
         for round in 0..<2_000 {
             let clock = ManualClock()
@@ -189,7 +189,7 @@ extension ManagerRefreshTests {
     }
 
     @Test(
-        "HOLDS (limit b): an answer lost is not retried within the refresh; the next presentation of the spent token signs out once"
+        "an answer lost is not retried within the refresh; the next presentation of the spent token signs out once (limit b)"
     )
     func lostAnswerIsTheDocumentedLimit() async throws {
         let clock = ManualClock()
@@ -214,7 +214,7 @@ extension ManagerRefreshTests {
         #expect(server.presentedAfterAnsweredRotation.isEmpty)
     }
 
-    @Test("HOLDS: 64 concurrent callers on an expired token, 300 rounds: one presentation each, no duplicate")
+    @Test("64 concurrent callers on an expired token, 300 rounds: one presentation each, no duplicate")
     func oneRefreshForManyCallers() async throws {
         let clock = ManualClock()
         let server = advServer(clock)

@@ -13,8 +13,10 @@ struct ManagerStoreFailureTests {
     // README: "A signed-out user coming back" is a bug the manager saves apps from; "A store that
     // cannot be read yet (a Keychain before the device's first unlock) ... is tried again". A pushed
     // revocation typically arrives in the background, on a locked device.
-    @Test("fixed: a sign-out while the store is locked is never retried: the next launch restores the signed-out user")
-    func signOutWhileLockedIsNotRetried() async throws {
+    @Test(
+        "a sign-out while the store is locked is retried once it opens: the next launch does not restore the signed-out user"
+    )
+    func signOutWhileLockedIsRetried() async throws {
         let clock = ManualClock()
         let server = advServer(clock)
         let store = MockSessionStore(session: try await advIssued(server, advAda, clock))
@@ -35,8 +37,10 @@ struct ManagerStoreFailureTests {
 
     // README, errors table: `.signedOutElsewhere` "Another process sharing the store signed out,
     // or signed in as someone else"; `.storage` "From a refresh: the session stands".
-    @Test("fixed: a store found corrupt during a refresh makes the next refresh sign out with signedOutElsewhere")
-    func runtimeCorruptStoreSignsOutLater() async throws {
+    @Test(
+        "a store found corrupt during a refresh gets the session written back: no later refresh signs out with signedOutElsewhere"
+    )
+    func runtimeCorruptStoreKeepsTheSession() async throws {
         let clock = ManualClock()
         let server = advServer(clock)
         let store = MockSessionStore(session: try await advIssued(server, advAda, clock))
@@ -52,7 +56,7 @@ struct ManagerStoreFailureTests {
         #expect(!rig.log.signOutErrors.contains(.signedOutElsewhere), "no other process exists")
     }
 
-    @Test("HOLDS: a locked store at launch keeps loading, deletes nothing, and signs in once unlocked")
+    @Test("a locked store at launch keeps loading, deletes nothing, and signs in once unlocked")
     func lockedStoreAtLaunch() async throws {
         let clock = ManualClock()
         let server = advServer(clock)
@@ -76,7 +80,7 @@ struct ManagerStoreFailureTests {
         #expect(rig.log.count { if case .sessionFetched(true) = $0 { true } else { false } } == 1)
     }
 
-    @Test("HOLDS: a store locked while a rotation is answered keeps the new tokens, signs nobody out, and heals")
+    @Test("a store locked while a rotation is answered keeps the new tokens, signs nobody out, and heals")
     func storeLockedDuringCommit() async throws {
         let clock = ManualClock()
         let server = advServer(clock)

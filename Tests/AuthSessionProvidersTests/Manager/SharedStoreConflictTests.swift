@@ -14,9 +14,9 @@ struct SharedStoreConflictTests {
     // README, "Honest limits" (c): "A process that notices never removes what the store holds: it
     // may be another user's session, signed in meanwhile."
     @Test(
-        "fixed: a terminal refresh answer in one process deletes the session another process signed in meanwhile"
+        "a terminal refresh answer in one process leaves the session another process signed in meanwhile"
     )
-    func terminalRefreshDeletesAnotherProcessesSignIn() async throws {
+    func terminalRefreshKeepsAnotherProcessesSignIn() async throws {
         let clock = ManualClock()
         let server = advServer(clock)
         let store = MockSessionStore(session: try await advIssued(server, advAda, clock))
@@ -52,9 +52,9 @@ struct SharedStoreConflictTests {
     // user's session and signs out with .signedOutElsewhere (if the same user signed in again there,
     // it adopts that session)".
     @Test(
-        "fixed: the same user signing in again in another process during a refresh signs this process out instead of adopting"
+        "the same user signing in again in another process during a refresh is adopted, not signed out"
     )
-    func sameUserSignInElsewhereDuringRefreshSignsOut() async throws {
+    func sameUserSignInElsewhereDuringRefreshIsAdopted() async throws {
         let clock = ManualClock()
         let server = advServer(clock)
         let store = MockSessionStore(session: try await advIssued(server, advAda, clock))
@@ -77,8 +77,8 @@ struct SharedStoreConflictTests {
 
     // README, "Honest limits" (c): "A process that notices never removes what the store holds: it
     // may be another user's session, signed in meanwhile." Overwriting it is worse than removing it.
-    @Test("fixed: the retried write after a failed one overwrites the session another process signed in meanwhile")
-    func rewriteOverwritesAnotherProcessesSignIn() async throws {
+    @Test("the retried write after a failed one never overwrites the session another process signed in meanwhile")
+    func rewriteKeepsAnotherProcessesSignIn() async throws {
         let clock = ManualClock()
         let server = advServer(clock)
         let store = MockSessionStore(session: try await advIssued(server, advAda, clock))
@@ -102,9 +102,9 @@ struct SharedStoreConflictTests {
     // rotation another process already made instead of presenting the spent token"; "The
     // biometric setting, stored with the session, so it survives relaunches and refreshes".
     @Test(
-        "fixed: setBioMetricAuthentication in one process writes its stale tokens over another process's rotation: a spent refresh token is presented and the family is revoked"
+        "setBioMetricAuthentication in one process never writes its stale tokens over another process's rotation: no spent refresh token is presented, the family lives"
     )
-    func biometricSettingClobbersAnotherProcessesRotation() async throws {
+    func biometricSettingKeepsAnotherProcessesRotation() async throws {
         let clock = ManualClock()
         let server = advServer(clock)
         let store = MockSessionStore(session: try await advIssued(server, advAda, clock))
@@ -128,8 +128,8 @@ struct SharedStoreConflictTests {
         #expect(server.liveFamilyCount == 1, "the family was revoked for reuse")
     }
 
-    @Test("fixed: a refresh in another process writes its own biometric setting over the one this process stored")
-    func biometricSettingLostToAnotherProcessesRefresh() async throws {
+    @Test("a refresh in another process keeps the biometric setting this process stored")
+    func biometricSettingSurvivesAnotherProcessesRefresh() async throws {
         let clock = ManualClock()
         let server = advServer(clock)
         let store = MockSessionStore(session: try await advIssued(server, advAda, clock))
