@@ -160,4 +160,18 @@ struct HostileProviderTests {
         #expect(isChain(harness.recorder.statusChanges, from: .syncing))
         #expect(harness.handle.sessionStatus != .biometricAuthentication)
     }
+
+    @Test("a session whose expiry is not a number, or infinite, is expired")
+    func nonFiniteExpiryIsExpired() {
+        for expiresAt in [TimeInterval.nan, .infinity, -.infinity, .signalingNaN] {
+            let session = MockSession(expiresAt: expiresAt)
+            #expect(session.isSessionExpired(at: Date()), "expiresAt \(expiresAt)")
+            #expect(session.expiresIn(at: Date()) == 0, "expiresAt \(expiresAt)")
+        }
+        let harness = Harness()
+        harness.provider.session = MockSession(expiresAt: .nan)
+        harness.launch()
+        #expect(harness.handle.sessionStatus == .signedOut)
+        #expect(harness.provider.signOutCount == 1)
+    }
 }

@@ -42,6 +42,7 @@ extension AuthSessionHandle {
                 onApplied = nil
             }
             let outcome = state.withLock { state in
+                state.inputs.endRead()
                 var outcome = apply(input, world: world, to: &state)
                 if outcome.effects.isEmpty && onApplied == nil {
                     // Nothing to do outside the lock: finish here and take the next input.

@@ -39,9 +39,13 @@ import Foundation
 /// activation returns, the input has been applied and every observer's callbacks enqueued. When
 /// an input is being applied, by another thread or by this one (a provider that publishes from
 /// inside a call the handle makes to it), the new input is queued and applied in order, right
-/// after the ones before it; ``waitUntilIdle()`` waits for that. Delegate callbacks and stream elements are handed over
-/// under the handle's lock, in step order; the provider, the authenticator and the delegates
-/// themselves are only ever called with no lock of the handle held.
+/// after the ones before it; ``waitUntilIdle()`` waits for that. One bound: an event the provider
+/// publishes on the applying thread from inside the handle's read of it (a getter, a policy
+/// answer) for an input that was itself published that way is dropped, so a getter that
+/// publishes each time it is read costs one more step per input instead of feeding the handle for
+/// ever. Delegate callbacks and stream elements are handed over under the handle's lock, in step
+/// order; the provider, the authenticator and the delegates themselves are only ever called with
+/// no lock of the handle held.
 public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderProtocol>: AuthSessionHandleProtocol {
 
     /// Observers conform to `AuthSessionDelegate`.
