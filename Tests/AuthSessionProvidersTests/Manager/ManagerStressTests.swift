@@ -24,7 +24,7 @@ struct ManagerStressTests {
             let tasks = (0..<callers).map { _ in
                 Task { try await harness.provider.validAccessToken() }
             }
-            try await harness.server.waitForHeldRefreshes(1)
+            try await harness.server.waitForHeldRefreshes(1, timeout: 120)
             try await waitUntil(timeout: 120) { harness.provider.waitingCallerCount == callers }
             let cancelsHalf = round % 2 == 1
             if cancelsHalf {
