@@ -8,7 +8,7 @@ import Testing
 
 extension ManagerCredentialTests {
 
-    // README: "The credential check runs at every launch and at most every 5 minutes on
+    // the documentation: "The credential check runs at every launch and at most every 5 minutes on
     // activation"; rule "Sign-in and sign-out start a new generation; a ... result from an older
     // one changes nothing".
     @Test(
@@ -37,7 +37,7 @@ extension ManagerCredentialTests {
         #expect(rig.provider.session == nil, "the revoked credential is never noticed by checks")
     }
 
-    // README: "A misconfiguration (invalid_client) is not retried in a loop: it blocks the
+    // the documentation: "A misconfiguration (invalid_client) is not retried in a loop: it blocks the
     // automatic refreshes (the timer, activations, validAccessToken())".
     @Test(
         "a misconfigured refresh is not retried on activations, even when the credential check's verdict asks for a refresh"

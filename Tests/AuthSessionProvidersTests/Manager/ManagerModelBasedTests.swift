@@ -319,7 +319,7 @@ private struct World {
             try await server.waitForHeldRefreshes(1)
             try? provider.signout()
             explicitSignOut = true
-            // The event may still be on its way when signout() returns (README, limit (f)):
+            // The event may still be on its way when signout() returns ("Honest limits" (f)):
             // "after the sign-out" counts from the event itself.
             try await waitUntil {
                 log.entries(from: start).contains {

@@ -10,7 +10,7 @@ import Testing
 @Suite("No token in the manager's renderings")
 struct ManagerRedactionTests {
 
-    // README: "No token in any rendering. Error and event descriptions, localizedDescription,
+    // the documentation: "No token in any rendering. Error and event descriptions, localizedDescription,
     // dump and the test kit's own types never show a token".
     @Test("dump(provider) shows no live token (SecretRegistration keeps none in a plain field)")
     func dumpOfTheProviderShowsNoToken() async throws {

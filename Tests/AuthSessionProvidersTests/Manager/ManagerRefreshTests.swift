@@ -8,7 +8,7 @@ import Testing
 
 extension ManagerRefreshTests {
 
-    // README, errors table: a transient failure "Keeps the session and tries later (the next
+    // "Calls, configuration and errors", errors table: a transient failure "Keeps the session and tries later (the next
     // call, the next activation, the timer)"; "The manager refreshes before expiry on its own".
     @Test("after a transient failure of the timed refresh, the manager tries again: the token does not just expire")
     func timerRearmedAfterTransientFailure() async throws {
@@ -48,7 +48,7 @@ extension ManagerRefreshTests {
         #expect(!looped, "\(server.refreshCount) refreshes without the clock moving: a refresh storm")
     }
 
-    // README: "The handle never signs out for expiry either: the manager owns it"; errors table:
+    // the documentation: "The handle never signs out for expiry either: the manager owns it"; errors table:
     // `.refreshUnavailable` "The access token expired and there is no refresh token. | Shows sign-in."
     @Test(
         "a session without a refresh token is signed out when it expires: the handle says signedOut, the token call says sign in"

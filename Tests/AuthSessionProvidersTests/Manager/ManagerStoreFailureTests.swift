@@ -10,7 +10,7 @@ import Testing
 @Suite("A locked or corrupt store")
 struct ManagerStoreFailureTests {
 
-    // README: "A signed-out user coming back" is a bug the manager saves apps from; "A store that
+    // the documentation: "A signed-out user coming back" is a bug the manager saves apps from; "A store that
     // cannot be read yet (a Keychain before the device's first unlock) ... is tried again". A pushed
     // revocation typically arrives in the background, on a locked device.
     @Test(
@@ -35,7 +35,7 @@ struct ManagerStoreFailureTests {
         #expect(relaunch.provider.session == nil, "the revoked user is signed in again at the next launch")
     }
 
-    // README, errors table: `.signedOutElsewhere` "Another process sharing the store signed out,
+    // "Calls, configuration and errors", errors table: `.signedOutElsewhere` "Another process sharing the store signed out,
     // or signed in as someone else"; `.storage` "From a refresh: the session stands".
     @Test(
         "a store found corrupt during a refresh gets the session written back: no later refresh signs out with signedOutElsewhere"
@@ -103,7 +103,7 @@ struct ManagerStoreFailureTests {
         #expect(server.duplicatePresentations.isEmpty)
     }
 
-    // README: "a refresh … that started in an older one changes nothing, stored or published". The
+    // the documentation: "a refresh … that started in an older one changes nothing, stored or published". The
     // write-back of a session found corrupt ran after a sign-out and restored the signed-out user.
     @Test("a sign-out while a refresh writes back a session found corrupt: nothing is written back")
     func corruptWriteBackAfterSignOut() async throws {

@@ -11,7 +11,7 @@ import Testing
 @Suite("Processes sharing a store: another process changes the store during this one's work")
 struct SharedStoreConflictTests {
 
-    // README, "Honest limits" (c): "A process that notices never removes what the store holds: it
+    // "Honest limits" (c): "A process that notices never removes what the store holds: it
     // may be another user's session, signed in meanwhile."
     @Test(
         "a terminal refresh answer in one process leaves the session another process signed in meanwhile"
@@ -48,7 +48,7 @@ struct SharedStoreConflictTests {
         #expect(processB.provider.session?.user.identifier == advBob.identifier)
     }
 
-    // README, "Honest limits" (c): "[the next refresh] finds the store empty or holding another
+    // "Honest limits" (c): "[the next refresh] finds the store empty or holding another
     // user's session and signs out with .signedOutElsewhere (if the same user signed in again there,
     // it adopts that session)".
     @Test(
@@ -75,7 +75,7 @@ struct SharedStoreConflictTests {
         #expect(adopted, "A did not adopt Ada's new session from the store")
     }
 
-    // README, "Honest limits" (c): "A process that notices never removes what the store holds: it
+    // "Honest limits" (c): "A process that notices never removes what the store holds: it
     // may be another user's session, signed in meanwhile." Overwriting it is worse than removing it.
     @Test("the retried write after a failed one never overwrites the session another process signed in meanwhile")
     func rewriteKeepsAnotherProcessesSignIn() async throws {
@@ -98,7 +98,7 @@ struct SharedStoreConflictTests {
         #expect(processB.provider.session?.user.identifier == advBob.identifier, "B lost Bob's session")
     }
 
-    // README: "processes sharing a FileSessionStore take its exclusive lock, reload, and adopt a
+    // the documentation: "processes sharing a FileSessionStore take its exclusive lock, reload, and adopt a
     // rotation another process already made instead of presenting the spent token"; "The
     // biometric setting, stored with the session, so it survives relaunches and refreshes".
     @Test(
@@ -145,7 +145,7 @@ struct SharedStoreConflictTests {
         #expect(relaunch.provider.isBioMetricAuthenticationEnabled, "the next launch does not gate the session")
     }
 
-    // README, limit (c): "A process that notices never removes what the store holds"; the
+    // "Honest limits" (c): "A process that notices never removes what the store holds"; the
     // biometric setting wrote the runtime session over another user's, or into an emptied store.
     @Test("the biometric setting never overwrites another user's session, nor writes into a store signed out of")
     func biometricSettingRespectsOtherProcesses() async throws {
@@ -175,7 +175,7 @@ struct SharedStoreConflictTests {
         #expect(!processA.provider.isBioMetricAuthenticationEnabled, "the setting stays as it was")
     }
 
-    // README, limit (c): "if the same user signed in again there, it adopts that session". The
+    // "Honest limits" (c): "if the same user signed in again there, it adopts that session". The
     // manager's own sign-out (expiry without a refresh token) removed the other process's session.
     @Test("a session without a refresh token that expires leaves the same user's newer session in the store")
     func expirySignOutKeepsAnotherProcesssSession() async throws {
