@@ -5,7 +5,7 @@ import Testing
 
 @testable import AuthSession
 
-/// Providers that break the rules. Each case ends in the state the README documents, with a
+/// Providers that break the rules. Each case ends in the state the article "The session lifecycle" documents, with a
 /// typed error where one is due, and never deadlocks or crashes.
 @Suite("Hostile providers")
 struct HostileProviderTests {

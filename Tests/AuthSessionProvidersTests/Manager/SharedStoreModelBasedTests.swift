@@ -10,7 +10,7 @@ import Testing
 /// one store that records leases and posts change notices (what a file store does between
 /// processes), one rotating server that detects reuse, one clock.
 ///
-/// The model is written from the promises (README, "App extensions"), not from the code: it knows
+/// The model is written from the promises (the README and the article "The session manager"), not from the code: it knows
 /// who signed in through which process, with which identity, and who signed out. After every step,
 /// once everything is idle, it checks:
 ///

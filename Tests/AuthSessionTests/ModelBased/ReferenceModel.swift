@@ -4,7 +4,7 @@ import Foundation
 
 @testable import AuthSession
 
-/// A reference model of the handle, written from the README's decision tables and guarantees
+/// A reference model of the handle, written from the documented decision tables and guarantees
 /// ("How the handle decides"), independently of `SessionStateMachine`.
 ///
 /// It tracks the world the test controls (session, clock, provider policies) and the handle's
@@ -159,7 +159,7 @@ struct ReferenceModel {
         }
     }
 
-    // MARK: - Decision tables (README, "How the handle decides")
+    // MARK: - Decision tables (the article "The session lifecycle")
 
     private enum Trigger {
         case launch
