@@ -522,6 +522,7 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
             state.presentedAfterAnsweredRotation = []
             state.revokedTokens = []
             state.credentialStateCount = 0
+            state.devicePollTimes = []
         }
     }
 

@@ -4,9 +4,9 @@ import Foundation
 
 extension ManagedSessionProvider {
 
-    /// Signs in with the device flow (RFC 8628): polls the manager's ``ManagedSessionProvider/remote``
-    /// with `authorization`'s device code until the user approves, then stores the session as
-    /// ``ManagedSessionProvider/signIn(with:)-(AuthGrant)`` does.
+    /// Signs in with the device flow (RFC 8628): polls the manager's `remote` with
+    /// `authorization`'s device code until the user approves, then stores the session as a
+    /// sign-in with an `AuthGrant` does.
     ///
     /// ```swift
     /// let authorization = try await service.startDeviceAuthorization()
@@ -14,23 +14,21 @@ extension ManagedSessionProvider {
     /// let session = try await provider.signIn(with: authorization)
     /// ```
     ///
-    /// Polling runs on the manager's ``ManagedSessionProvider/clock`` as
-    /// ``DeviceAuthorization`` says: every ``DeviceAuthorization/interval`` seconds, 5 more after
-    /// each `slow_down`, a backoff after a transient failure, until ``DeviceAuthorization/expiresAt``.
-    /// The ``ManagedSessionProvider/retryPolicy`` never runs it: a pending answer is not a failure.
-    /// Everything else is what a sign-in with a grant does: the session is stored first, a profile
-    /// is merged, a sign-out or sign-in meanwhile supersedes this one, and tokens that cannot be
-    /// stored are revoked. A failure leaves the session there was.
+    /// Polling runs on the manager's `clock` as ``OAuth2Service/pollDeviceAuthorization(_:)``
+    /// says: every ``DeviceAuthorization/interval`` seconds, 5 more after each `slow_down`, a
+    /// backoff after a transient failure, until ``DeviceAuthorization/expiresAt``. The manager's
+    /// `retryPolicy` never runs it: a pending answer is not a failure. Everything else is what a
+    /// sign-in with a grant does: the session is stored first, a profile is merged, a sign-out
+    /// or another sign-in meanwhile supersedes this one, and tokens that cannot be stored are
+    /// revoked. A failure leaves the session there was.
     ///
     /// - Parameter authorization: What ``OAuth2Service/startDeviceAuthorization(scope:)``
     ///   returned, from the service this manager's remote is.
     /// - Returns: The new session.
-    /// - Throws: ``ManagedSessionError``: ``ManagedSessionError/remote(_:)`` with `expired_token`
-    ///   when the codes expire (at the server, or on the clock), `access_denied` when the user
-    ///   declines, or another error that is not transient; ``ManagedSessionError/cancelled`` when
-    ///   the calling task is cancelled (no poll is sent after that);
-    ///   ``ManagedSessionError/superseded`` or ``ManagedSessionError/storage(_:)`` when
-    ///   committing.
+    /// - Throws: `ManagedSessionError`: `remote` with `expired_token` when the codes expire (at
+    ///   the server, or on the clock), `access_denied` when the user declines, or another error
+    ///   that is not transient; `cancelled` when the calling task is cancelled (no poll is sent
+    ///   after that); `superseded` or `storage` when committing.
     @discardableResult
     public func signIn(with authorization: DeviceAuthorization) async throws(ManagedSessionError) -> ManagedSession {
         try await signIn(obtainingTokens: { () throws(RemoteAuthError) -> IssuedTokens in

@@ -161,10 +161,25 @@ extension OAuth2Service {
 
     /// Polls the token endpoint until the user approves (RFC 8628 §3.4, §3.5).
     ///
-    /// Polls as ``DeviceAuthorization/poll(on:obtainingTokens:)`` says, on the service's clock.
-    /// To sign in through a ``ManagedSessionProvider``, use
-    /// ``ManagedSessionProvider/signIn(with:)-(DeviceAuthorization)`` instead: it polls the same
-    /// way and stores the session.
+    /// The device flow's one polling loop, which the session manager's device-flow sign-in
+    /// (`ManagedSessionProvider.signIn(with:)` with a ``DeviceAuthorization``) runs too; use that
+    /// one to keep the session:
+    ///
+    /// - It waits ``DeviceAuthorization/interval`` on the service's clock before each poll, so
+    ///   the first poll comes one interval after the call, and each next one an interval after
+    ///   the previous answer.
+    /// - `authorization_pending` polls again; `slow_down` adds 5 seconds to the interval for the
+    ///   rest of this polling. Neither is a failure: no retry policy sees them.
+    /// - A transient failure (the network, a timeout, a 5xx, a 429) polls again after a backoff:
+    ///   twice the interval per failure in a row, at most 60 seconds but never less than the
+    ///   interval, and at least the server's `Retry-After`. The next answer from the server
+    ///   (pending or `slow_down`) returns to the interval. The device code stays valid, so
+    ///   polling goes on until ``DeviceAuthorization/expiresAt``.
+    /// - It ends with the tokens; with `expired_token` (terminal) from the server or when
+    ///   ``DeviceAuthorization/expiresAt`` passes on the clock (no poll is sent after it: a wait
+    ///   that would end later ends there); with `access_denied` (terminal) when the user
+    ///   declines; with any other error that is not transient, as it is; with
+    ///   `RemoteAuthError.Reason.cancelled` when the calling task is cancelled.
     ///
     /// - Parameter authorization: What ``startDeviceAuthorization(scope:)`` returned.
     /// - Returns: The tokens.
@@ -188,30 +203,14 @@ extension DeviceAuthorization {
     /// longer).
     static let maximumBackoff: TimeInterval = 60
 
-    /// Polls with ``deviceCode`` until the user approves (RFC 8628 §3.4, §3.5): the device flow's
-    /// one polling loop, for ``OAuth2Service/pollDeviceAuthorization(_:)`` and for a
-    /// ``ManagedSessionProvider``'s sign-in.
-    ///
-    /// - It waits ``interval`` on `clock` before each poll, so the first poll comes one interval
-    ///   after the call, and each next one an interval after the previous answer.
-    /// - `authorization_pending` polls again; `slow_down` adds 5 seconds to the interval for the
-    ///   rest of this polling. Neither is a failure: no retry policy sees them.
-    /// - A transient failure (the network, a timeout, a 5xx, a 429) polls again after a backoff:
-    ///   twice the interval per failure in a row, at most ``maximumBackoff`` seconds but never
-    ///   less than the interval, and at least the server's `Retry-After`. The next answer from
-    ///   the server (pending or `slow_down`) returns to the interval. The device code stays
-    ///   valid, so polling goes on until ``expiresAt``.
-    /// - It ends with the tokens; with `expired_token` (terminal) from the server or when
-    ///   ``expiresAt`` passes (no poll is sent after it: a wait that would end later ends there);
-    ///   with `access_denied` (terminal) when the user declines; with any other error that is not
-    ///   transient, as it is; with `RemoteAuthError.Reason.cancelled` when the calling task is
-    ///   cancelled.
+    /// Polls with ``deviceCode`` until the user approves, as
+    /// ``OAuth2Service/pollDeviceAuthorization(_:)`` says: the device flow's one polling loop.
     ///
     /// - Parameters:
     ///   - clock: The clock the waits run on, and that ``expiresAt`` is compared with.
     ///   - obtain: Sends one poll: exchanges the grant for tokens at the token endpoint.
     /// - Returns: The tokens.
-    /// - Throws: `RemoteAuthError`, as above.
+    /// - Throws: `RemoteAuthError`, as ``OAuth2Service/pollDeviceAuthorization(_:)`` says.
     func poll(
         on clock: any AuthSessionClock,
         obtainingTokens obtain: (AuthGrant) async throws(RemoteAuthError) -> IssuedTokens
