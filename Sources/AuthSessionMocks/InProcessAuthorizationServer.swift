@@ -510,8 +510,8 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
         state.withLock { $0.families.values.count { !$0.isRevoked } }
     }
 
-    /// Forgets the counts and the recorded tokens; keeps the users, the tokens issued, the
-    /// queued faults and the held refreshes.
+    /// Forgets the counts, the recorded tokens and the device poll times; keeps the users, the
+    /// tokens issued, the queued faults and the held refreshes.
     public func reset() {
         state.withLock { state in
             state.obtainCount = 0
