@@ -109,6 +109,15 @@ let package = Package(
                 "AuthSession", "AuthSessionInterface", "AuthSessionProviders", "AuthSessionOAuth2", "AuthSessionMocks",
             ]
         ),
+
+        // MARK: Examples (compiled with the package, not offered to its users: no product)
+
+        // A command-line sign-in with the device flow; `.ci/run` runs it against the real server.
+        .executableTarget(
+            name: "DeviceFlowCLI",
+            dependencies: ["AuthSession", "AuthSessionOAuth2", "AuthSessionProviders"],
+            path: "Examples/DeviceFlowCLI"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

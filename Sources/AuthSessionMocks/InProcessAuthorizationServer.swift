@@ -31,7 +31,16 @@ import Foundation
 /// 4. The next scripted refresh fault applies, if any; otherwise the token is checked and the
 ///    tokens are issued.
 ///
-/// Sign-ins, revocations and credential-state checks answer at once.
+/// Sign-ins, device-code polls, revocations and credential-state checks answer at once.
+///
+/// The device flow (RFC 8628): ``issueDeviceCode(interval:expiresIn:scope:)`` stands for the
+/// device authorization endpoint; a poll is ``obtainTokens(with:)`` with `AuthGrant.deviceCode(_:)`.
+/// It answers `authorization_pending` until ``approveDeviceCode(_:as:)``, then issues tokens
+/// once; `access_denied` after ``denyDeviceCode(_:)``; `expired_token` once the code's expiry has
+/// passed on the clock or after ``expireDeviceCode(_:)``; and `slow_down` (adding 5 seconds to
+/// the code's interval, as RFC 8628 §3.5 says) to a poll that comes sooner than the interval
+/// after the previous one, or when scripted with ``answerSlowDown(toNextPollsOf:count:)``.
+/// ``devicePollTimes`` records when each poll came.
 ///
 /// ``description`` and the mirror never show a token.
 ///
@@ -68,6 +77,21 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
         var hasReceivedProfile = false
     }
 
+    private struct DeviceCode {
+        enum Status {
+            case pending
+            case approved(subject: String)
+            case denied, expired, redeemed
+        }
+        var userCode: String
+        var scope: [String]?
+        var expiresAt: Date
+        var interval: TimeInterval
+        var status = Status.pending
+        var lastPoll: Date?
+        var scriptedSlowDowns = 0
+    }
+
     private struct Family {
         var subject: String
         var scope: [String]?
@@ -84,6 +108,8 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
         var namesUsers = true
         var accounts: [String: Account] = [:]
         var authorizationCodes: [String: String] = [:]
+        var deviceCodes: [String: DeviceCode] = [:]
+        var devicePollTimes: [Date] = []
         var families: [Int: Family] = [:]
         var nextFamilyID = 0
         var familyOfAccessToken: [String: Int] = [:]
@@ -111,6 +137,12 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
 
         mutating func revokeFamily(_ id: Int) {
             families[id]?.isRevoked = true
+        }
+
+        mutating func setDeviceStatus(_ status: DeviceCode.Status, userCode: String) {
+            for (key, device) in deviceCodes where device.userCode == userCode {
+                deviceCodes[key]?.status = status
+            }
         }
     }
 
@@ -200,6 +232,108 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
         }
         return code
     }
+
+    // MARK: - Device flow
+
+    /// A device code the server issued: what its device authorization endpoint would answer
+    /// (RFC 8628 §3.2).
+    ///
+    /// ``description`` never shows the device code.
+    ///
+    /// All operations are thread-safe.
+    public struct IssuedDeviceCode: Sendable, Hashable, CustomStringConvertible {
+
+        /// The code the client polls with (a secret).
+        public let deviceCode: String
+
+        /// The code the user enters; what ``approveDeviceCode(_:as:)`` and the others take.
+        public let userCode: String
+
+        /// When the codes expire, on the server's clock.
+        public let expiresAt: Date
+
+        /// The seconds between polls the server asks for.
+        public let interval: TimeInterval
+
+        /// The user code and the expiry; never the device code.
+        public var description: String { "IssuedDeviceCode(userCode: \(userCode), expiresAt: \(expiresAt))" }
+    }
+
+    /// Issues a device code, as the device authorization endpoint would.
+    ///
+    /// - Parameters:
+    ///   - interval: The seconds between polls the server asks for.
+    ///   - expiresIn: The seconds of the clock the codes live.
+    ///   - scope: The scopes the tokens will carry.
+    /// - Returns: The codes.
+    public func issueDeviceCode(
+        interval: TimeInterval = 5,
+        expiresIn: TimeInterval = 600,
+        scope: [String]? = nil
+    ) -> IssuedDeviceCode {
+        let issued = IssuedDeviceCode(
+            deviceCode: Self.makeToken(prefix: "dc-"),
+            userCode: String(Self.makeToken(prefix: "").prefix(8)).uppercased(),
+            expiresAt: clock.now.addingTimeInterval(expiresIn),
+            interval: interval
+        )
+        state.withLock { state in
+            state.deviceCodes[issued.deviceCode] = DeviceCode(
+                userCode: issued.userCode,
+                scope: scope,
+                expiresAt: issued.expiresAt,
+                interval: interval
+            )
+        }
+        return issued
+    }
+
+    /// Approves the device code of `userCode` as `user` would at the verification page;
+    /// registers the user (without a password) if unknown. The next poll gets the tokens.
+    ///
+    /// - Parameters:
+    ///   - userCode: The user code.
+    ///   - user: Who approves.
+    public func approveDeviceCode(_ userCode: String, as user: ManagedUser) {
+        state.withLock { state in
+            if state.accounts[user.identifier] == nil {
+                state.accounts[user.identifier] = Account(user: user)
+            }
+            state.setDeviceStatus(.approved(subject: user.identifier), userCode: userCode)
+        }
+    }
+
+    /// Declines the device code of `userCode`: the next poll answers `access_denied`.
+    ///
+    /// - Parameter userCode: The user code.
+    public func denyDeviceCode(_ userCode: String) {
+        state.withLock { $0.setDeviceStatus(.denied, userCode: userCode) }
+    }
+
+    /// Expires the device code of `userCode` before its time: the next poll answers
+    /// `expired_token`.
+    ///
+    /// - Parameter userCode: The user code.
+    public func expireDeviceCode(_ userCode: String) {
+        state.withLock { $0.setDeviceStatus(.expired, userCode: userCode) }
+    }
+
+    /// Answers the next `count` polls of the device code of `userCode` with `slow_down` (each
+    /// adds 5 seconds to its interval), as a loaded server may.
+    ///
+    /// - Parameters:
+    ///   - userCode: The user code.
+    ///   - count: How many polls.
+    public func answerSlowDown(toNextPollsOf userCode: String, count: Int = 1) {
+        state.withLock { state in
+            for (key, device) in state.deviceCodes where device.userCode == userCode {
+                state.deviceCodes[key]?.scriptedSlowDowns += max(0, count)
+            }
+        }
+    }
+
+    /// The clock's time at each device-code poll, in order, faulted ones included.
+    public var devicePollTimes: [Date] { state.withLock { $0.devicePollTimes } }
 
     // MARK: - Scripted faults
 
@@ -376,8 +510,8 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
         state.withLock { $0.families.values.count { !$0.isRevoked } }
     }
 
-    /// Forgets the counts and the recorded tokens; keeps the users, the tokens issued, the
-    /// queued faults and the held refreshes.
+    /// Forgets the counts, the recorded tokens and the device poll times; keeps the users, the
+    /// tokens issued, the queued faults and the held refreshes.
     public func reset() {
         state.withLock { state in
             state.obtainCount = 0
@@ -388,14 +522,16 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
             state.presentedAfterAnsweredRotation = []
             state.revokedTokens = []
             state.credentialStateCount = 0
+            state.devicePollTimes = []
         }
     }
 
     // MARK: - RemoteAuthService
 
     /// Signs a user in: grant type `password` (parameters `username`, the user's identifier, and
-    /// `password`) or `authorization_code` (parameter `code`, from
-    /// ``issueAuthorizationCode(for:)``). Counted; the next obtain fault applies first.
+    /// `password`), `authorization_code` (parameter `code`, from
+    /// ``issueAuthorizationCode(for:)``), or a device code's poll (`AuthGrant.deviceCode(_:)`, as
+    /// the type's overview says). Counted; the next obtain fault applies first.
     ///
     /// The tokens carry the user; its name, email and profile only on the first issue for that
     /// user (as Sign in with Apple does), its identifier alone afterwards.
@@ -403,12 +539,16 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
     /// - Parameter grant: The grant.
     /// - Returns: An access and a refresh token of a new family.
     /// - Throws: `RemoteAuthError`: `invalid_grant` (terminal) for a wrong password, an unknown
-    ///   user, an unknown or used code; `invalid_request` for a missing parameter and
+    ///   user, an unknown or used code; the device flow's answers; `invalid_request` for a
+    ///   missing parameter and
     ///   `unsupported_grant_type` for another grant type (misconfigurations); or the fault.
     public func obtainTokens(with grant: AuthGrant) async throws(RemoteAuthError) -> IssuedTokens {
         let now = clock.now
         let result = state.withLock { state -> Result<IssuedTokens, RemoteAuthError> in
             state.obtainCount += 1
+            if grant.grantType == AuthGrant.deviceCode("").grantType {
+                state.devicePollTimes.append(now)
+            }
             let fault = state.obtainFaults.isEmpty ? nil : state.obtainFaults.removeFirst()
             if let fault, fault != .answerLost {
                 return .failure(Self.error(for: fault))
@@ -556,6 +696,7 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
         state: inout State
     ) -> Result<IssuedTokens, RemoteAuthError> {
         let subject: String
+        var scope = grant.scope
         switch grant.grantType {
         case "password":
             guard let username = grant.parameters["username"], let password = grant.parameters["password"] else {
@@ -573,8 +714,18 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
                 return .failure(oauthError("invalid_grant", "the authorization code is unknown or was used"))
             }
             subject = owner
+        case AuthGrant.deviceCode("").grantType:
+            switch pollDeviceCode(grant.parameters["device_code"], now: now, state: &state) {
+            case .success(let (owner, deviceScope)):
+                subject = owner
+                scope = deviceScope
+            case .failure(let error):
+                return .failure(error)
+            }
         default:
-            return .failure(oauthError("unsupported_grant_type", "only password and authorization_code are supported"))
+            return .failure(
+                oauthError("unsupported_grant_type", "only password, authorization_code and device_code are supported")
+            )
         }
         guard var account = state.accounts[subject] else {
             return .failure(oauthError("invalid_grant", "unknown user"))
@@ -585,7 +736,7 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
 
         let family = Family(
             subject: subject,
-            scope: grant.scope,
+            scope: scope,
             accessToken: makeToken(prefix: "at-"),
             accessTokenExpiresAt: now.addingTimeInterval(state.accessTokenLifetime),
             refreshToken: makeToken(prefix: "rt-")
@@ -601,10 +752,52 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
                 refreshToken: family.refreshToken,
                 tokenType: "Bearer",
                 expiresIn: state.accessTokenLifetime,
-                scope: grant.scope,
+                scope: scope,
                 user: state.namesUsers ? user : nil
             )
         )
+    }
+
+    /// Answers a device-code poll: the approving subject and the scope once approved, else the
+    /// RFC 8628 §3.5 error; runs under the lock.
+    private static func pollDeviceCode(
+        _ code: String?,
+        now: Date,
+        state: inout State
+    ) -> Result<(String, [String]?), RemoteAuthError> {
+        guard let code else {
+            return .failure(oauthError("invalid_request", "device_code is required"))
+        }
+        guard var device = state.deviceCodes[code] else {
+            return .failure(oauthError("invalid_grant", "unknown device code"))
+        }
+        defer { state.deviceCodes[code] = device }
+        let previous = device.lastPoll
+        device.lastPoll = now
+        if case .redeemed = device.status {
+            return .failure(oauthError("invalid_grant", "the device code was used"))
+        }
+        if case .expired = device.status {
+            return .failure(oauthError("expired_token", "the device code expired"))
+        }
+        guard now < device.expiresAt else {
+            device.status = .expired
+            return .failure(oauthError("expired_token", "the device code expired"))
+        }
+        if case .denied = device.status {
+            return .failure(oauthError("access_denied", "the user declined"))
+        }
+        let tooSoon = previous.map { now.timeIntervalSince($0) < device.interval } ?? false
+        if device.scriptedSlowDowns > 0 || tooSoon {
+            device.scriptedSlowDowns = max(0, device.scriptedSlowDowns - 1)
+            device.interval += 5
+            return .failure(oauthError("slow_down", "polled sooner than the interval"))
+        }
+        guard case .approved(let subject) = device.status else {
+            return .failure(oauthError("authorization_pending", "the user has not approved yet"))
+        }
+        device.status = .redeemed
+        return .success((subject, device.scope))
     }
 
     /// Checks `token` and renews its family's tokens; runs under the lock.

@@ -90,7 +90,24 @@ enum HTTPExchange {
 
     /// The error an answer that is not a success stands for: the server's OAuth error object
     /// when it sent one, else the status.
+    ///
+    /// A 5xx is transient whatever its body says: a server that failed (or a proxy in front of
+    /// it) may carry any error object or challenge, and a terminal code in it (`invalid_grant`,
+    /// `invalid_token`) must not end a session. Such an answer keeps its code only when the code
+    /// is transient too (`server_error`, `temporarily_unavailable`, a code this client does not
+    /// know); otherwise it is the bare status, with the server's description. Discovery, the
+    /// token endpoint (sign-in, refresh, device polls), revocation, introspection and userinfo
+    /// all read their errors here.
     static func error(from response: OAuth2HTTPResponse) -> RemoteAuthError {
+        var error = errorAsSent(from: response)
+        if (500...599).contains(response.statusCode), error.kind != .transient {
+            error.reason = .httpStatus(response.statusCode)
+        }
+        return error
+    }
+
+    /// The error an answer names: its error object, its `Bearer` challenge, or its status.
+    private static func errorAsSent(from response: OAuth2HTTPResponse) -> RemoteAuthError {
         let status = response.statusCode
         let retryAfter = retryAfter(of: response)
         // The error object is read whatever the content type says: some servers label it wrongly.

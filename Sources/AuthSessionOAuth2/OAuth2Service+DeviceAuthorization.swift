@@ -1,3 +1,4 @@
+import AuthSession
 import AuthSessionInterface
 import AuthSessionProviders
 import Foundation
@@ -24,11 +25,18 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible, 
     /// The same, with the user code filled in, if the server offers it (for a QR code).
     public var verificationURIComplete: URL?
 
-    /// When the codes expire.
+    /// When the codes expire. Polling ends with `expired_token` when this passes, whatever the
+    /// server still answers.
     public var expiresAt: Date
 
-    /// Seconds between polls the server asks for; 5 when it does not say.
-    public var interval: TimeInterval
+    /// Seconds between polls (RFC 8628 §3.2, §3.5), by one rule that every part of the device
+    /// flow applies: the server's `interval`, but at least 1 second (a server's 0 or 0.5 polls
+    /// once a second, never in a tight loop); 5 when the server sends none, or when the value is
+    /// not a finite number. A value set here is kept by the same rule, and this is the wait
+    /// polling starts with. Each `slow_down` adds 5 seconds for the rest of that polling.
+    public var interval: TimeInterval {
+        didSet { interval = Self.pollingInterval(interval) }
+    }
 
     /// The scopes asked for.
     public var scope: [String]
@@ -41,7 +49,7 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible, 
     ///   - verificationURI: The verification URI.
     ///   - verificationURIComplete: The verification URI with the user code.
     ///   - expiresAt: When the codes expire.
-    ///   - interval: Seconds between polls.
+    ///   - interval: Seconds between polls, by the rule of ``interval``.
     ///   - scope: The scopes asked for.
     public init(
         deviceCode: String,
@@ -57,8 +65,13 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible, 
         self.verificationURI = verificationURI
         self.verificationURIComplete = verificationURIComplete
         self.expiresAt = expiresAt
-        self.interval = interval
+        self.interval = Self.pollingInterval(interval)
         self.scope = scope
+    }
+
+    /// The rule of ``interval``: at least 1 second; 5 when `seconds` is not a finite number.
+    static func pollingInterval(_ seconds: TimeInterval) -> TimeInterval {
+        seconds.isFinite ? max(1, seconds) : 5
     }
 
     /// The user code, where to enter it, and the expiry; never the device code.
@@ -126,12 +139,14 @@ extension OAuth2Service {
         else {
             throw invalid("expires_in is missing or out of range")
         }
+        // RFC 8628 §3.2: 5 seconds when the server does not say; ``DeviceAuthorization/interval``
+        // applies its rule to what it says.
         var interval: TimeInterval = 5
         if let value = object["interval"] {
-            guard let seconds = value.numberValue, seconds.isFinite, seconds >= 0, seconds <= 3_600 else {
+            guard let seconds = value.numberValue else {
                 throw invalid("interval is not a number of seconds")
             }
-            interval = max(1, seconds)
+            interval = seconds
         }
         return DeviceAuthorization(
             deviceCode: deviceCode,
@@ -146,48 +161,95 @@ extension OAuth2Service {
 
     /// Polls the token endpoint until the user approves (RFC 8628 §3.4, §3.5).
     ///
-    /// Waits ``DeviceAuthorization/interval`` before each poll, on the service's clock.
-    /// `authorization_pending` polls again; `slow_down` adds 5 seconds to the interval for the
-    /// rest of the flow; a transient failure doubles the interval (up to a minute, never below
-    /// what the server asked) and polls again. An interval under a second, or not a number,
-    /// counts as 5 seconds. It ends with the tokens, or when the codes expire, the user declines, or the
-    /// calling task is cancelled.
+    /// The device flow's one polling loop, which the session manager's device-flow sign-in
+    /// (`ManagedSessionProvider.signIn(with:)` with a ``DeviceAuthorization``) runs too; use that
+    /// one to keep the session:
+    ///
+    /// - It waits ``DeviceAuthorization/interval`` on the service's clock before each poll, so
+    ///   the first poll comes one interval after the call, and each next one an interval after
+    ///   the previous answer.
+    /// - `authorization_pending` polls again; `slow_down` adds 5 seconds to the interval for the
+    ///   rest of this polling. Neither is a failure: no retry policy sees them.
+    /// - A transient failure (the network, a timeout, a 5xx, a 429) polls again after a backoff:
+    ///   twice the interval per failure in a row, at most 60 seconds but never less than the
+    ///   interval, and at least the server's `Retry-After`. The next answer from the server
+    ///   (pending or `slow_down`) returns to the interval. The device code stays valid, so
+    ///   polling goes on until ``DeviceAuthorization/expiresAt``.
+    /// - It ends with the tokens; with `expired_token` (terminal) from the server or when
+    ///   ``DeviceAuthorization/expiresAt`` passes on the clock (no poll is sent after it: a wait
+    ///   that would end later ends there); with `access_denied` (terminal) when the user
+    ///   declines; with any other error that is not transient, as it is; with
+    ///   `RemoteAuthError.Reason.cancelled` when the calling task is cancelled.
     ///
     /// - Parameter authorization: What ``startDeviceAuthorization(scope:)`` returned.
     /// - Returns: The tokens.
     /// - Throws: `RemoteAuthError`: `expired_token` (terminal) when the codes expire,
     ///   `access_denied` (terminal) when the user declines, `RemoteAuthError.Reason.cancelled`
-    ///   on cancellation, or any other non-transient error.
+    ///   on cancellation, or any other error that is not transient.
     public func pollDeviceAuthorization(
         _ authorization: DeviceAuthorization
     ) async throws(RemoteAuthError)
         -> IssuedTokens
     {
-        // A made-up authorization may carry any interval: never poll faster than once a second.
-        var interval = authorization.interval.isFinite && authorization.interval >= 1 ? authorization.interval : 5
-        let grant = AuthGrant.deviceCode(authorization.deviceCode)
+        try await authorization.poll(on: clock) { grant throws(RemoteAuthError) in
+            try await obtainTokens(with: grant)
+        }
+    }
+}
+
+extension DeviceAuthorization {
+
+    /// The longest wait after transient failures, in seconds (unless the server's interval is
+    /// longer).
+    static let maximumBackoff: TimeInterval = 60
+
+    /// Polls with ``deviceCode`` until the user approves, as
+    /// ``OAuth2Service/pollDeviceAuthorization(_:)`` says: the device flow's one polling loop.
+    ///
+    /// - Parameters:
+    ///   - clock: The clock the waits run on, and that ``expiresAt`` is compared with.
+    ///   - obtain: Sends one poll: exchanges the grant for tokens at the token endpoint.
+    /// - Returns: The tokens.
+    /// - Throws: `RemoteAuthError`, as ``OAuth2Service/pollDeviceAuthorization(_:)`` says.
+    func poll(
+        on clock: any AuthSessionClock,
+        obtainingTokens obtain: (AuthGrant) async throws(RemoteAuthError) -> IssuedTokens
+    ) async throws(RemoteAuthError) -> IssuedTokens {
+        var interval = Self.pollingInterval(self.interval)
+        var failuresInARow = 0
+        var askedWait: TimeInterval = 0
+        let grant = AuthGrant.deviceCode(deviceCode)
+        let expired = RemoteAuthError(
+            .server(code: "expired_token"),
+            serverDescription: "the device code expired before the user approved it"
+        )
         while true {
+            var wait = interval
+            if failuresInARow > 0 {
+                let backoff = interval * pow(2, Double(min(failuresInARow, 16)))
+                wait = max(interval, min(Self.maximumBackoff, backoff), askedWait)
+            }
+            let remaining = expiresAt.timeIntervalSince(clock.now)
+            guard remaining > 0 else { throw expired }
             do {
-                try await clock.sleep(for: interval)
+                try await clock.sleep(for: min(wait, remaining))
             } catch {
                 throw RemoteAuthError(.cancelled)
             }
-            guard clock.now < authorization.expiresAt else {
-                throw RemoteAuthError(.server(code: "expired_token"))
-            }
+            guard clock.now < expiresAt else { throw expired }
             do {
-                return try await obtainTokens(with: grant)
+                return try await obtain(grant)
             } catch {
                 switch error.serverCode {
                 case "authorization_pending":
-                    continue
+                    failuresInARow = 0
                 case "slow_down":
                     interval += 5
-                    continue
+                    failuresInARow = 0
                 default:
                     guard error.isRetryable else { throw error }
-                    // Back off, but never below what the server asked for (`slow_down` included).
-                    interval = max(interval, min(60, interval * 2))
+                    failuresInARow += 1
+                    askedWait = error.retryAfter?.delay(from: clock.now) ?? 0
                 }
             }
         }

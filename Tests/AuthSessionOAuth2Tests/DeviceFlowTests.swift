@@ -118,4 +118,89 @@ import Testing
         let error = await #expect(throws: RemoteAuthError.self) { try await service.startDeviceAuthorization() }
         #expect(error?.kind == .transient)
     }
+
+    /// The one rule of `DeviceAuthorization.interval`, at its edges, from the server's answer:
+    /// the value stored is the wait polling keeps, exactly, on the clock.
+    @Test(arguments: [
+        (#", "interval": 0.5"#, 1.0), (#", "interval": 0"#, 1), (#", "interval": -3"#, 1), ("", 5),
+        (#", "interval": 1"#, 1), (#", "interval": 1.5"#, 1.5), (#", "interval": 7"#, 7),
+    ])
+    func serverIntervalRule(member: String, expected: TimeInterval) async throws {
+        let clock = ManualClock()
+        let polls = ConcurrencySafeContainer<[Date]>([])
+        let transport = StubTransport { request in
+            if request.url.absoluteString.hasSuffix("device-authorization/") {
+                return .success(
+                    Fixture.json(
+                        200,
+                        #"{"device_code": "dc-0123456789", "user_code": "WDJB-MJHT", "#
+                            + #""verification_uri": "https://a.example/device", "expires_in": 600\#(member)}"#
+                    )
+                )
+            }
+            polls.withLock { $0.append(clock.now) }
+            return .success(Fixture.json(400, #"{"error": "authorization_pending"}"#))
+        }
+        let service = Fixture.service(transport, clock: clock)
+        let authorization = try await service.startDeviceAuthorization()
+        #expect(authorization.interval == expected)
+        let start = clock.now
+        let poll = Task { try await service.pollDeviceAuthorization(authorization) }
+        for _ in 0..<3 {
+            try await clock.waitForSleepers(1, timeout: 60)
+            clock.advanceToNextDeadline()
+        }
+        try await clock.waitForSleepers(1, timeout: 60)
+        poll.cancel()
+        _ = await poll.result
+        #expect(polls.withLock { $0 }.map { $0.timeIntervalSince(start) } == [expected, 2 * expected, 3 * expected])
+    }
+
+    /// The same rule for an authorization made up or changed by the app.
+    @Test func madeUpIntervalRule() {
+        func interval(_ seconds: TimeInterval) -> TimeInterval {
+            DeviceAuthorization(
+                deviceCode: "dc",
+                userCode: "U",
+                verificationURI: URL(string: "https://a.example/device")!,
+                expiresAt: Date(),
+                interval: seconds
+            ).interval
+        }
+        #expect(interval(.nan) == 5)
+        #expect(interval(.infinity) == 5)
+        #expect(interval(-.infinity) == 5)
+        #expect(interval(0.5) == 1)
+        #expect(interval(0) == 1)
+        #expect(interval(-1) == 1)
+        #expect(interval(1) == 1)
+        #expect(interval(2.5) == 2.5)
+        var changed = DeviceAuthorization(
+            deviceCode: "dc",
+            userCode: "U",
+            verificationURI: URL(string: "https://a.example/device")!,
+            expiresAt: Date()
+        )
+        #expect(changed.interval == 5, "RFC 8628's default")
+        changed.interval = 0.25
+        #expect(changed.interval == 1)
+        changed.interval = .nan
+        #expect(changed.interval == 5)
+    }
+
+    /// An interval longer than what is left of the codes' life: the flow ends at the expiry,
+    /// not one interval later, and sends no poll after it.
+    @Test func aWaitPastTheExpiryEndsAtTheExpiry() async throws {
+        let (service, clock, poller) = setUp([])
+        var authorization = try await service.startDeviceAuthorization()
+        authorization.interval = 1_000
+        let start = clock.now
+        let poll = Task { try await service.pollDeviceAuthorization(authorization) }
+        try await clock.waitForSleepers(1, timeout: 60)
+        #expect(clock.advanceToNextDeadline() == 600)
+        let error = await #expect(throws: RemoteAuthError.self) { try await poll.value }
+        #expect(error?.serverCode == "expired_token")
+        #expect(poller.pollTimes.withLock { $0 }.isEmpty)
+        #expect(clock.now == start.addingTimeInterval(600))
+    }
 }

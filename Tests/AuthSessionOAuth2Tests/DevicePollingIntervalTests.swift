@@ -26,8 +26,9 @@ import Testing
         )
     }
 
-    /// A made-up authorization with no interval must not poll in a loop.
-    @Test func zeroIntervalPollsAtTheDefault() async throws {
+    /// A made-up authorization with a zero interval must not poll in a loop: once a second, the
+    /// rule of `DeviceAuthorization.interval`.
+    @Test func zeroIntervalPollsOnceASecond() async throws {
         let clock = ManualClock()
         let polls = ConcurrencySafeContainer(0)
         let transport = StubTransport { _ in
@@ -38,7 +39,7 @@ import Testing
         let authorization = madeUpAuthorization(expiringIn: 600, interval: 0, on: clock)
         let poll = Task { try await service.pollDeviceAuthorization(authorization) }
         try await clock.waitForSleepers(1)
-        #expect(clock.advanceToNextDeadline() == 5)
+        #expect(clock.advanceToNextDeadline() == 1)
         try await clock.waitForSleepers(1)
         #expect(polls.withLock { $0 } == 1)
         poll.cancel()

@@ -87,4 +87,19 @@ import Testing
         #expect(error?.kind == .transient)
         #expect(error?.retryAfter == .seconds(5))
     }
+
+    /// A 5xx is transient whatever its body says: an app told to sign out on a terminal error
+    /// must not sign out because discovery met a failing server (or proxy) that put a terminal
+    /// code in its error page.
+    @Test(arguments: ["invalid_grant", "invalid_token", "access_denied", "expired_token", "invalid_client"])
+    func aFailingServerIsTransientWhateverItsBodySays(code: String) async throws {
+        let transport = StubTransport(Fixture.json(503, #"{"error": "\#(code)"}"#, headers: ["Retry-After": "7"]))
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await OAuth2ServerMetadata.discover(issuer: URL(string: "https://a.example/o")!, transport: transport)
+        }
+        #expect(error?.kind == .transient)
+        #expect(error?.isRetryable == true)
+        #expect(error?.reason == .httpStatus(503))
+        #expect(error?.retryAfter == .seconds(7))
+    }
 }

@@ -307,30 +307,26 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
 
     // MARK: - The manager's own surface
 
-    /// Signs in: exchanges `grant` for tokens, stores the session, and only then makes it the
-    /// runtime session and publishes `sessionSignIn`.
+    /// Signs in with tokens that `obtainTokens` gets by any flow (a device flow's polling, a
+    /// browser sign-in), then commits them as ``signIn(with:)`` does: the session is
+    /// stored, and only then made the runtime session and published.
     ///
-    /// Profile fields a backend sends only on the first sign-in (a name, an email) are merged from
-    /// the last known user with the same subject. If the store cannot keep the session, the
-    /// sign-in fails and the tokens just issued are revoked. If a sign-out or another sign-in
-    /// committed meanwhile, this one fails with ``ManagedSessionError/superseded``.
+    /// `obtainTokens` runs once, as it is: the ``retryPolicy`` does not retry it. A sign-out or
+    /// another sign-in that commits while it runs supersedes this one.
     ///
-    /// A failed sign-in changes nothing: whatever session there was stands, even when the error's
-    /// ``ManagedSessionError/endsSession`` is `true` (a wrong password's `invalid_grant` is terminal
-    /// for the grant, not for the session already here).
-    ///
-    /// - Parameter grant: What the user presents.
+    /// - Parameter obtainTokens: Gets the tokens.
     /// - Returns: The new session.
-    /// - Throws: ``ManagedSessionError``; ``ManagedSessionError/cancelled`` if the calling task
-    ///   was cancelled.
+    /// - Throws: ``ManagedSessionError``: ``ManagedSessionError/remote(_:)`` with the error
+    ///   `obtainTokens` threw, ``ManagedSessionError/cancelled`` for a `cancelled` one, or what
+    ///   ``signIn(with:)`` throws when committing.
     @discardableResult
-    public func signIn(with grant: AuthGrant) async throws(ManagedSessionError) -> ManagedSession {
+    public func signIn(
+        obtainingTokens obtainTokens: () async throws(RemoteAuthError) -> IssuedTokens
+    ) async throws(ManagedSessionError) -> ManagedSession {
         let startGeneration = state.withLock { $0.machine.generation }
         let tokens: IssuedTokens
         do throws(RemoteAuthError) {
-            tokens = try await retryPolicy.run(clock: clock, isIdempotent: false) { _ throws(RemoteAuthError) in
-                try await remote.obtainTokens(with: grant)
-            }
+            tokens = try await obtainTokens()
         } catch {
             throw error.reason == .cancelled ? .cancelled : .remote(error)
         }

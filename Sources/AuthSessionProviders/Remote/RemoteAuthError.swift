@@ -137,9 +137,12 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
     }
 
     /// Whether trying the same call again may succeed: ``kind`` is ``Kind/transient``, the caller
-    /// did not cancel, and the access token was not refused (that one needs a refresh first).
+    /// did not cancel, the access token was not refused (that one needs a refresh first), and the
+    /// server did not answer `authorization_pending` or `slow_down` (RFC 8628 §3.5: the device
+    /// flow polls again at the server's interval, which no retry backoff may shorten).
     public var isRetryable: Bool {
         kind == .transient && reason != .cancelled && reason != .accessTokenRejected
+            && serverCode != "authorization_pending" && serverCode != "slow_down"
     }
 
     /// Whether the server may have acted on the request although the client has no usable
