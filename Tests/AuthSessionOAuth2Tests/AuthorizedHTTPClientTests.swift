@@ -72,7 +72,7 @@ import FoundationNetworking
 
         #expect(response.statusCode == 200)
         #expect(harness.server.refreshCount == 1, "the rejection of a replaced token refreshes nothing")
-        #expect(harness.api.receivedTokens == [old, new])
+        #expect(harness.api.receivedTokens == [old, new], "the retry carries the token the other refresh brought")
     }
 
     @Test("a body stream is never sent twice: its 401 is returned, with no refresh")
@@ -300,12 +300,17 @@ import FoundationNetworking
     @Test("100 concurrent requests rejected with the same token: one refresh, 200 rounds")
     func concurrentRejectionsRefreshOnce() async throws {
         var generator: SeededRandomNumberGenerator? = SeededRandomNumberGenerator(seed: 17)
-        var refreshCounts: [Int: Int] = [:]
+        var rounds = 0
         for round in 0..<Self.iterations {
             let refreshes = try await Self.round(seed: generator!.next(), round: round)
-            refreshCounts[refreshes, default: 0] += 1
+            // The first round that fails says it all: stop there.
+            guard refreshes == 1 else {
+                Issue.record("round \(round): \(refreshes) refreshes reached the server")
+                break
+            }
+            rounds += 1
         }
-        #expect(refreshCounts == [1: Self.iterations], "refreshes per round: \(refreshCounts)")
+        #expect(rounds == Self.iterations)
     }
 
     /// One round: every request is rejected (held); some rejections arrive before the refresh,
@@ -344,7 +349,10 @@ import FoundationNetworking
         #expect(statuses == [200: concurrentRequests], "round \(round): \(statuses)")
         let new = harness.provider.session?.accessToken
         let retries = harness.api.receivedTokens.dropFirst(concurrentRequests)
-        #expect(retries.allSatisfy { $0 == new }, "round \(round): every retry carries the new token")
+        #expect(
+            retries.allSatisfy { $0 == new },
+            "round \(round): every retry carries the new token (\(Set(retries).count) tokens seen)"
+        )
         await harness.provider.waitUntilIdle()
         return harness.server.refreshCount
     }
