@@ -15,10 +15,10 @@ import FoundationNetworking
 /// ```
 ///
 /// Each request is sent with `Authorization: Bearer <token>` (the token of
-/// ``ManagedSessionProvider/validAccessToken(minimumValidity:)``, refreshed first if it is about
+/// `ManagedSessionProvider.validAccessToken(minimumValidity:)`, refreshed first if it is about
 /// to expire); an `Authorization` header the request carries is replaced. When the answer is a
 /// 401 that rejects the token, the client:
-/// 1. calls ``ManagedSessionProvider/refresh(ifAccessTokenIs:minimumValidity:)``: one refresh for
+/// 1. calls `ManagedSessionProvider.refresh(ifAccessTokenIs:minimumValidity:)`: one refresh for
 ///    any number of requests rejected with the same token, joined if one is in flight, and none
 ///    at all if the token changed since this request was signed (it then retries with the new one);
 /// 2. sends the request again, once, with the new token, and returns that answer, whatever it is:
@@ -33,7 +33,7 @@ import FoundationNetworking
 /// its method, `POST` included: a server that answers 401 refused the request before acting on it
 /// (RFC 6750 §3.1). A request whose body is a stream (`httpBodyStream`) cannot be sent twice: its
 /// 401 is returned as it is, with no refresh; send it again after
-/// ``ManagedSessionProvider/refresh(ifAccessTokenIs:minimumValidity:)`` if you need to.
+/// `ManagedSessionProvider.refresh(ifAccessTokenIs:minimumValidity:)` if you need to.
 ///
 /// The token goes only over `https`, or `http` to a loopback host (`127.0.0.1`, `::1`,
 /// `localhost`); any other request fails with ``AuthorizedRequestError/insecureRequest`` before a
@@ -244,7 +244,7 @@ public final class AuthorizedHTTPClient: Sendable {
 public enum AuthorizedRequestError: Error, Sendable, CustomStringConvertible {
 
     /// No token to send: nobody is signed in, the refresh after a 401 failed (the session stands)
-    /// or ended the session (``ManagedSessionError/endsSession``: show sign-in).
+    /// or ended the session (`ManagedSessionError.endsSession`: show sign-in).
     case session(ManagedSessionError)
 
     /// The request was not sent, or its answer not received: the `URLSession`'s error (or a
