@@ -8,6 +8,10 @@ struct SessionWaiter {
     /// The validity the caller needs; `nil` forces a refresh (an explicit `refresh()`).
     let minimumValidity: TimeInterval?
     let continuation: CheckedContinuation<ManagedSession, any Error>
+    /// An access token a server rejected: while it is still the session's, the caller needs a
+    /// refresh; once it is not, the caller needs only `minimumValidity`
+    /// (``ManagedSessionProvider/refresh(ifAccessTokenIs:minimumValidity:)``).
+    var rejectedAccessToken: String? = nil
 }
 
 /// The one refresh in flight.
@@ -315,7 +319,12 @@ struct ManagedSessionMachine {
                 .signOut(error: .refreshUnavailable, generation: generation),
             ]
         }
-        if let minimumValidity = waiter.minimumValidity, isValid(session, for: minimumValidity, now: now) {
+        // A token a server rejected needs a refresh while it is still the session's; once it is not
+        // (a refresh committed meanwhile), the caller retries with the session's: no second refresh.
+        let isRejected = waiter.rejectedAccessToken != nil && waiter.rejectedAccessToken == session.accessToken
+        if !isRejected, let minimumValidity = waiter.minimumValidity,
+            isValid(session, for: minimumValidity, now: now)
+        {
             return [.resume([waiter], .success(session))]
         }
         if flight != nil {
@@ -325,11 +334,13 @@ struct ManagedSessionMachine {
         if waiter.minimumValidity == nil {
             blockingError = nil
         } else if let blockingError {
+            // A rejected token does not clear it either: a burst of rejections would otherwise
+            // retry a misconfigured refresh once each.
             return [.resume([waiter], .failure(.remote(blockingError)))]
         }
         guard session.refreshToken != nil else {
             // Nothing to refresh with: the token as it is while it lasts, then a new sign-in.
-            return isValid(session, for: 0, now: now)
+            return isValid(session, for: 0, now: now) && !isRejected
                 ? [.resume([waiter], .success(session))] : [.resume([waiter], .failure(.refreshUnavailable))]
         }
         flightWaiters.append(waiter)

@@ -533,13 +533,21 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         state.withLock { $0.leaseWaiters.count }
     }
 
-    private func waitForSession(minimumValidity: TimeInterval?) async throws(ManagedSessionError) -> ManagedSession {
+    func waitForSession(
+        minimumValidity: TimeInterval?,
+        rejectedAccessToken: String? = nil
+    ) async throws(ManagedSessionError) -> ManagedSession {
         let id = state.withLock { $0.machine.makeID() }
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation {
                     (continuation: CheckedContinuation<ManagedSession, any Error>) in
-                    let waiter = SessionWaiter(id: id, minimumValidity: minimumValidity, continuation: continuation)
+                    let waiter = SessionWaiter(
+                        id: id,
+                        minimumValidity: minimumValidity,
+                        continuation: continuation,
+                        rejectedAccessToken: rejectedAccessToken
+                    )
                     input { machine, now in machine.request(waiter, now: now) }
                     if Task.isCancelled { cancelWaiter(id) }
                 }

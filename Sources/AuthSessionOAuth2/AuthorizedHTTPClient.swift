@@ -1,0 +1,378 @@
+import AuthSession
+import AuthSessionProviders
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Sends an app's API requests with the session's access token, and refreshes once when the API
+/// rejects it.
+///
+/// ```swift
+/// let api = AuthorizedHTTPClient(provider: manager)      // URLSession.shared by default
+/// let (data, response) = try await api.data(for: URLRequest(url: profileURL))
+/// ```
+///
+/// Each request is sent with `Authorization: Bearer <token>` (the token of
+/// `ManagedSessionProvider.validAccessToken(minimumValidity:)`, refreshed first if it is about
+/// to expire); an `Authorization` header the request carries is replaced. When the answer is a
+/// 401 that rejects the token, the client:
+/// 1. calls `ManagedSessionProvider.refresh(ifAccessTokenIs:minimumValidity:)`: one refresh for
+///    any number of requests rejected with the same token, joined if one is in flight, and none
+///    at all if the token changed since this request was signed (it then retries with the new one);
+/// 2. sends the request again, once, with the new token, and returns that answer, whatever it is:
+///    a second 401 is returned to the caller, never a second refresh.
+///
+/// Which 401s reject the token: RFC 6750 §3.1 has a server answer an invalid, expired or revoked
+/// token with 401 and `WWW-Authenticate: Bearer error="invalid_token"`; many APIs send a bare 401.
+/// Both count. A 401 whose `Bearer` challenge names another error (`invalid_request`,
+/// `insufficient_scope`) does not: a new token would not change the answer, so it is returned.
+///
+/// Replaying: a request whose body is `httpBody` data (or that has none) is sent again whatever
+/// its method, `POST` included: a server that answers 401 refused the request before acting on it
+/// (RFC 6750 §3.1). A request whose body is a stream (`httpBodyStream`) cannot be sent twice: its
+/// 401 is returned as it is, with no refresh; send it again after
+/// `ManagedSessionProvider.refresh(ifAccessTokenIs:minimumValidity:)` if you need to.
+///
+/// The token goes only over `https`, or `http` to a loopback host (`127.0.0.1`, `::1`,
+/// `localhost`); any other request fails with ``AuthorizedRequestError/insecureRequest`` before a
+/// token is read. Redirects follow the `URLSession`'s own policy; give it a delegate that refuses
+/// them if a redirect could lead the token elsewhere.
+///
+/// All operations are thread-safe.
+public final class AuthorizedHTTPClient: Sendable {
+
+    /// Sends one request and returns the answer: `URLSession`'s role, replaceable in tests.
+    ///
+    /// It must send `request` as it is and throw a `URLError` for a network failure (code
+    /// `URLError.Code.cancelled` when the calling task is cancelled).
+    public typealias Loader = @Sendable (_ request: URLRequest) async throws(URLError) -> (Data, URLResponse)
+
+    /// The manager whose session signs the requests.
+    public let provider: ManagedSessionProvider
+
+    /// The seconds a token must still be valid when a request is signed; 30 by default.
+    public let minimumValidity: TimeInterval
+
+    private let load: Loader
+
+    /// Creates a client that sends requests through `session`.
+    ///
+    /// Requests run as data tasks with a completion handler (never as async `data(for:)`, whose
+    /// cancellation can crash or hang on Linux); cancelling the calling task cancels the data task.
+    ///
+    /// - Parameters:
+    ///   - provider: The manager whose session signs the requests.
+    ///   - session: The app's `URLSession`; `URLSession.shared` by default.
+    ///   - minimumValidity: The seconds a token must still be valid when a request is signed.
+    public convenience init(
+        provider: ManagedSessionProvider,
+        session: URLSession = .shared,
+        minimumValidity: TimeInterval = 30
+    ) {
+        self.init(provider: provider, minimumValidity: minimumValidity) { (request) throws(URLError) in
+            try await DataTaskCall.load(request, with: session)
+        }
+    }
+
+    /// Creates a client that sends requests with `loader`: a test's scripted server, or a
+    /// transport of the app's own.
+    ///
+    /// - Parameters:
+    ///   - provider: The manager whose session signs the requests.
+    ///   - minimumValidity: The seconds a token must still be valid when a request is signed.
+    ///   - loader: Sends a signed request and returns the answer.
+    public init(
+        provider: ManagedSessionProvider,
+        minimumValidity: TimeInterval = 30,
+        loader: @escaping Loader
+    ) {
+        self.provider = provider
+        self.minimumValidity = minimumValidity
+        self.load = loader
+    }
+
+    /// Sends `request` with the session's access token; on a 401 that rejects the token,
+    /// refreshes once (or takes the token a refresh already brought) and sends it once more.
+    ///
+    /// - Parameter request: The request; its `Authorization` header is replaced.
+    /// - Returns: The body and the response: the retry's if there was one, whatever its status.
+    /// - Throws: ``AuthorizedRequestError``: ``AuthorizedRequestError/session(_:)`` when no token
+    ///   could be had (nobody signed in, the refresh failed or ended the session),
+    ///   ``AuthorizedRequestError/network(_:)``, ``AuthorizedRequestError/insecureRequest``,
+    ///   ``AuthorizedRequestError/unsupportedTokenType(_:)`` or
+    ///   ``AuthorizedRequestError/cancelled``.
+    public func data(for request: URLRequest) async throws(AuthorizedRequestError) -> (Data, HTTPURLResponse) {
+        guard Self.isSafeDestination(request.url) else { throw .insecureRequest }
+        let token: String
+        do {
+            token = try await provider.validAccessToken(minimumValidity: minimumValidity)
+        } catch {
+            throw Self.failure(error)
+        }
+        // The type of the token just read: a token's type does not change within a session.
+        let tokenType = provider.session?.tokenType ?? "Bearer"
+        let first = try await send(request, token: token, tokenType: tokenType)
+        guard Self.rejectsToken(first.1), request.httpBodyStream == nil else { return first }
+        let session: ManagedSession
+        do {
+            session = try await provider.refresh(ifAccessTokenIs: token, minimumValidity: minimumValidity)
+        } catch {
+            throw Self.failure(error)
+        }
+        if Task.isCancelled { throw .cancelled }
+        return try await send(request, token: session.accessToken, tokenType: session.tokenType)
+    }
+
+    /// Sends `request` signed with `token`.
+    private func send(
+        _ request: URLRequest,
+        token: String,
+        tokenType: String
+    ) async throws(AuthorizedRequestError) -> (Data, HTTPURLResponse) {
+        guard let scheme = Self.authorizationScheme(for: tokenType) else {
+            throw .unsupportedTokenType(RemoteAuthError.sanitized(String(tokenType.prefix(32))))
+        }
+        var signed = request
+        signed.setValue("\(scheme) \(token)", forHTTPHeaderField: "Authorization")
+        let answer: (Data, URLResponse)
+        do {
+            answer = try await load(signed)
+        } catch {
+            throw error.code == .cancelled ? .cancelled : .network(error)
+        }
+        guard let response = answer.1 as? HTTPURLResponse else { throw .network(URLError(.badServerResponse)) }
+        return (answer.0, response)
+    }
+
+    private static func failure(_ error: ManagedSessionError) -> AuthorizedRequestError {
+        error == .cancelled ? .cancelled : .session(error)
+    }
+
+    // MARK: - Rules
+
+    /// The scheme of the `Authorization` header for `tokenType`: `Bearer` (in that spelling,
+    /// whatever the server's), another scheme as it is; `nil` for `DPoP`, whose tokens need a
+    /// proof this client does not make, and for a value that is no HTTP token.
+    static func authorizationScheme(for tokenType: String) -> String? {
+        if tokenType.caseInsensitiveCompare("bearer") == .orderedSame { return "Bearer" }
+        if tokenType.caseInsensitiveCompare("dpop") == .orderedSame { return nil }
+        let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        guard !tokenType.isEmpty, tokenType.count <= 64, tokenType.allSatisfy(tokenCharacters.contains) else {
+            return nil
+        }
+        return tokenType
+    }
+
+    /// Whether a token may be sent to `url`: `https`, or `http` to a loopback host.
+    static func isSafeDestination(_ url: URL?) -> Bool {
+        guard let url, let scheme = url.scheme?.lowercased() else { return false }
+        if scheme == "https" { return true }
+        guard scheme == "http", let host = url.host?.lowercased() else { return false }
+        return ["127.0.0.1", "::1", "[::1]", "localhost"].contains(host)
+    }
+
+    /// Whether `response` rejects the token it was sent with: a 401, unless its `Bearer`
+    /// challenge names an error other than `invalid_token`.
+    static func rejectsToken(_ response: HTTPURLResponse) -> Bool {
+        guard response.statusCode == 401 else { return false }
+        guard let header = response.value(forHTTPHeaderField: "WWW-Authenticate") else { return true }
+        guard let error = bearerError(inChallenges: header) else { return true }
+        return error == "invalid_token"
+    }
+
+    /// The `error` parameter of the `Bearer` challenge in a `WWW-Authenticate` value, if any.
+    ///
+    /// The value is a comma-separated list of challenges (`scheme` followed by parameters) and
+    /// parameters (`name=value` or `name="quoted value"`), RFC 9110 §11.6.1.
+    static func bearerError(inChallenges header: String) -> String? {
+        var scheme: Substring = ""
+        for item in splitOutsideQuotes(header) {
+            var item = item.drop(while: \.isWhitespace)
+            if let space = item.firstIndex(where: \.isWhitespace), !item[..<space].contains("=") {
+                // A new challenge: `scheme param=value`.
+                scheme = item[..<space]
+                item = item[space...].drop(while: \.isWhitespace)
+            } else if !item.contains("=") {
+                // A new challenge with no parameters.
+                scheme = item
+                continue
+            }
+            guard scheme.lowercased() == "bearer", let equals = item.firstIndex(of: "=") else { continue }
+            let name = item[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            guard name == "error" else { continue }
+            var value = item[item.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                value = String(value.dropFirst().dropLast()).replacingOccurrences(of: "\\", with: "")
+            }
+            return value
+        }
+        return nil
+    }
+
+    /// `text` split at the commas outside quoted strings.
+    private static func splitOutsideQuotes(_ text: String) -> [Substring] {
+        var items: [Substring] = []
+        var start = text.startIndex
+        var isQuoted = false
+        var isEscaped = false
+        for index in text.indices {
+            let character = text[index]
+            if isEscaped {
+                isEscaped = false
+            } else if isQuoted && character == "\\" {
+                isEscaped = true
+            } else if character == "\"" {
+                isQuoted.toggle()
+            } else if character == ",", !isQuoted {
+                items.append(text[start..<index])
+                start = text.index(after: index)
+            }
+        }
+        items.append(text[start...])
+        return items
+    }
+}
+
+/// Why ``AuthorizedHTTPClient/data(for:)`` returned no answer. An HTTP status, a 401 included, is
+/// an answer, not an error.
+///
+/// No case carries a token, and neither does ``description``.
+///
+/// All operations are thread-safe.
+public enum AuthorizedRequestError: Error, Sendable, CustomStringConvertible {
+
+    /// No token to send: nobody is signed in, the refresh after a 401 failed (the session stands)
+    /// or ended the session (`ManagedSessionError.endsSession`: show sign-in).
+    case session(ManagedSessionError)
+
+    /// The request was not sent, or its answer not received: the `URLSession`'s error (or a
+    /// response that is not HTTP, as `URLError.Code.badServerResponse`).
+    case network(URLError)
+
+    /// The request would send the token over plain `http` to a host other than loopback, or has
+    /// no URL: nothing was sent and no token was read.
+    case insecureRequest
+
+    /// The session's token type (sanitized) is one this client cannot sign with: `DPoP`, whose
+    /// tokens need a proof, or a value that is no HTTP scheme. Nothing was sent.
+    case unsupportedTokenType(String)
+
+    /// The calling task was cancelled. A refresh it joined goes on for the other callers.
+    case cancelled
+
+    /// The case and its cause, without any token.
+    public var description: String {
+        switch self {
+        case .session(let error): "session(\(error))"
+        case .network(let error): "network(URLError \(error.code.rawValue))"
+        case .insecureRequest: "insecureRequest"
+        case .unsupportedTokenType(let type): "unsupportedTokenType(\(type))"
+        case .cancelled: "cancelled"
+        }
+    }
+}
+
+extension AuthorizedRequestError: LocalizedError {
+
+    /// A sentence for a person, without any token.
+    public var errorDescription: String? {
+        switch self {
+        case .session(let error): error.errorDescription
+        case .network(let error): error.localizedDescription
+        case .insecureRequest: "The request was not sent: it would not be encrypted."
+        case .unsupportedTokenType: "The request was not sent: the session's token type is not supported."
+        case .cancelled: "Cancelled."
+        }
+    }
+}
+
+/// One data task and the caller waiting for it: resumed exactly once, by the task's completion or
+/// by the caller's cancellation, whichever comes first.
+private final class DataTaskCall: Sendable {
+
+    private struct State {
+        var continuation: CheckedContinuation<Result<(Data, URLResponse), URLError>, Never>?
+        var task: URLSessionDataTask?
+        var isFinished = false
+        /// The outcome, kept only while no caller is attached to take it.
+        var outcome: Result<(Data, URLResponse), URLError>?
+    }
+
+    private let state = ConcurrencySafeContainer(State())
+
+    /// Sends `request` as a data task of `session`.
+    static func load(_ request: URLRequest, with session: URLSession) async throws(URLError) -> (Data, URLResponse) {
+        if Task.isCancelled { throw URLError(.cancelled) }
+        let call = DataTaskCall()
+        let task = session.dataTask(with: request) { data, response, error in
+            if let error {
+                call.finish(.failure(error as? URLError ?? URLError(.unknown)))
+            } else if let response {
+                call.finish(.success((data ?? Data(), response)))
+            } else {
+                call.finish(.failure(URLError(.badServerResponse)))
+            }
+        }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<(Data, URLResponse), URLError>, Never>) in
+                if call.attach(continuation, task: task) {
+                    task.resume()
+                }
+            }
+        } onCancel: {
+            call.cancel()
+        }
+        return try result.get()
+    }
+
+    /// Gives the call its caller and task; `false` (the caller resumed, the task cancelled) when
+    /// the call was cancelled before.
+    private func attach(
+        _ continuation: CheckedContinuation<Result<(Data, URLResponse), URLError>, Never>,
+        task: URLSessionDataTask
+    ) -> Bool {
+        let outcome = state.withLock { state -> Result<(Data, URLResponse), URLError>? in
+            if state.isFinished {
+                defer { state.outcome = nil }
+                return state.outcome ?? .failure(URLError(.cancelled))
+            }
+            state.continuation = continuation
+            state.task = task
+            return nil
+        }
+        guard let outcome else { return true }
+        task.cancel()
+        continuation.resume(returning: outcome)
+        return false
+    }
+
+    /// The caller was cancelled: it is answered at once, and the task cancelled.
+    private func cancel() {
+        finish(.failure(URLError(.cancelled)))?.cancel()
+    }
+
+    /// Finishes the call with `outcome` unless it has finished already.
+    ///
+    /// - Returns: The task, if this finished the call and the task was attached.
+    @discardableResult
+    private func finish(_ outcome: Result<(Data, URLResponse), URLError>) -> URLSessionDataTask? {
+        let finished = state.withLock {
+            state -> (CheckedContinuation<Result<(Data, URLResponse), URLError>, Never>?, URLSessionDataTask?)? in
+            guard !state.isFinished else { return nil }
+            state.isFinished = true
+            defer { state.task = nil }
+            guard let continuation = state.continuation else {
+                state.outcome = outcome
+                return (nil, state.task)
+            }
+            state.continuation = nil
+            return (continuation, state.task)
+        }
+        guard let finished else { return nil }
+        finished.0?.resume(returning: outcome)
+        return finished.1
+    }
+}
