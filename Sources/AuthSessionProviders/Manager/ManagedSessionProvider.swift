@@ -55,6 +55,8 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     private let writeLock = ConcurrencySafeContainer<UInt8>(0)
     /// Who this manager's refresh leases name: this process, and an instance of this manager's own.
     private let leaseOwner = RefreshLease.Owner.inThisProcess()
+    /// The session stream's subscribers and the observer.
+    let instrumentation: ManagerInstrumentation
 
     /// Creates a manager. It starts when a handle is created with it.
     ///
@@ -76,6 +78,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         self.retryPolicy = retryPolicy
         self.clock = clock
         self.configuration = configuration
+        self.instrumentation = ManagerInstrumentation(observer: configuration.observer)
         self.state = ConcurrencySafeContainer(
             ProviderState(machine: ManagedSessionMachine(configuration: configuration))
         )
@@ -89,6 +92,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         for task in leftovers.0 { task.cancel() }
         for observation in leftovers.1 { observation.cancel() }
         for registration in leftovers.2 { registration.cancel() }
+        instrumentation.changes.finish()
     }
 
     /// The session's token-free description only: `dump` never walks into the tokens the
@@ -325,6 +329,13 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     ///   was cancelled.
     @discardableResult
     public func signIn(with grant: AuthGrant) async throws(ManagedSessionError) -> ManagedSession {
+        try await observingSignIn(grantType: grant.grantType) { () async throws(ManagedSessionError) in
+            try await signInUnobserved(with: grant)
+        }
+    }
+
+    /// ``signIn(with:)`` without the observer's calls around it.
+    private func signInUnobserved(with grant: AuthGrant) async throws(ManagedSessionError) -> ManagedSession {
         let startGeneration = state.withLock { $0.machine.generation }
         let tokens: IssuedTokens
         do throws(RemoteAuthError) {
@@ -332,7 +343,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 try await remote.obtainTokens(with: grant)
             }
         } catch {
-            throw error.reason == .cancelled ? .cancelled : .remote(error)
+            throw error.reason == .cancelled ? .cancelled : .remote(error.presenting(grantType: grant.grantType))
         }
         let now = clock.now
         let subject = tokens.user?.identifier ?? ""
@@ -537,6 +548,11 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         state.withLock { $0.leaseWaiters.count }
     }
 
+    /// The generation: bumped by every sign-out and committed sign-in (for the observer's reports).
+    var generationForReports: UInt64 {
+        state.withLock { $0.machine.generation }
+    }
+
     private func waitForSession(minimumValidity: TimeInterval?) async throws(ManagedSessionError) -> ManagedSession {
         let id = state.withLock { $0.machine.makeID() }
         do {
@@ -583,6 +599,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                     result = .success(try store.load())
                 } catch {
                     result = .failure(error)
+                    instrumentation.delivery.send(.storeFailed(error, during: .launch))
                 }
                 input { machine, now in machine.loaded(result, generation: generation, now: now) }
             case .reloadLater(let generation, let delay):
@@ -654,14 +671,15 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         }
         guard let proxy else { return }
         while true {
-            let event = state.withLock { state -> AuthSessionEvent? in
-                if state.machine.outbox.isEmpty {
+            let next = state.withLock { state -> (event: AuthSessionEvent, session: ManagedSession?)? in
+                guard let next = state.machine.takeEvent() else {
                     state.isDraining = false
                     return nil
                 }
-                return state.machine.outbox.removeFirst()
+                return next
             }
-            guard let event else { return }
+            guard let (event, session) = next else { return }
+            instrumentation.published(event, session: session)
             proxy?.publish(event, for: self)
         }
     }
@@ -738,7 +756,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
 
     // MARK: - Refresh
 
-    private enum RefreshOutcome {
+    enum RefreshOutcome {
         case committed([ManagerEffect], orphaned: String?)
         case failed(ManagedSessionError)
         /// The session is over. `removesStore` is false when the store holds someone else's
@@ -756,7 +774,11 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         // and waits for the server in between with nothing held.
         let thread = Thread { [self] in
             withBackgroundTask("AuthSessionKit.refresh") {
-                finish(flight, runRefresh(flight))
+                let start = clock.now
+                instrumentation.delivery.send(.refreshStarted(isLaunch: flight.isLaunch))
+                let outcome = runRefresh(flight)
+                finish(flight, outcome)
+                reportRefresh(flight, outcome, since: start)
             }
             endOperation()
         }
@@ -818,6 +840,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             case .signedOutElsewhere:
                 return .terminal(.signedOutElsewhere, removesStore: false, orphaned: nil)
             case .wait(let deadline):
+                instrumentation.counters(for: flight.id).waitedForLease()
                 waitForLease(of: flight, until: deadline, noticesSeen: noticesSeen)
             case .present(let lease):
                 return present(flight, lease: lease)
@@ -872,7 +895,8 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             clearLease(lease)
             return .failed(.refreshUnavailable)
         }
-        switch presentOnce(refreshToken, cutoff: configuration.exchangeCutoff(of: lease)) {
+        let counters = instrumentation.counters(for: flight.id)
+        switch presentOnce(refreshToken, cutoff: configuration.exchangeCutoff(of: lease), counters: counters) {
         case .failure(let error):
             guard error.kind == .terminal else {
                 clearLease(lease)
@@ -923,7 +947,11 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// Presents `refreshToken`, retrying only failures the server did not act on, and blocks the
     /// calling thread (the refresh's own) until the answer, or until `cutoff`: a little before the
     /// lease lapses the exchange is abandoned, as a timeout whose outcome is unknown.
-    private func presentOnce(_ refreshToken: String, cutoff: Date) -> Result<IssuedTokens, RemoteAuthError> {
+    private func presentOnce(
+        _ refreshToken: String,
+        cutoff: Date,
+        counters: RefreshCounters
+    ) -> Result<IssuedTokens, RemoteAuthError> {
         let answer = ConcurrencySafeContainer<Result<IssuedTokens, RemoteAuthError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let remote = remote
@@ -935,11 +963,12 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             do throws(RemoteAuthError) {
                 result = .success(
                     try await policy.run(clock: clock, isIdempotent: false) { _ throws(RemoteAuthError) in
-                        try await remote.refresh(refreshToken, scope: scope)
+                        counters.attempted()
+                        return try await remote.refresh(refreshToken, scope: scope)
                     }
                 )
             } catch {
-                result = .failure(error)
+                result = .failure(error.presenting(grantType: "refresh_token"))
             }
             let isFirst = answer.withLock { answer in
                 defer { if answer == nil { answer = result } }
@@ -1437,6 +1466,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 result = .failure(error)
             }
             guard let self else { return }
+            instrumentation.delivery.send(.credentialChecked(result))
             input { machine, _ in machine.credentialChecked(result, of: session, generation: generation) }
             endOperation()
         }
