@@ -777,8 +777,8 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 let start = clock.now
                 instrumentation.delivery.send(.refreshStarted(isLaunch: flight.isLaunch))
                 let outcome = runRefresh(flight)
-                finish(flight, outcome)
                 reportRefresh(flight, outcome, since: start)
+                finish(flight, outcome)
             }
             endOperation()
         }

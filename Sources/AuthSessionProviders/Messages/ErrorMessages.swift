@@ -134,3 +134,27 @@ extension ManagedSessionError {
         }
     }
 }
+
+extension ManagedSessionError: CustomReflectable {
+
+    /// The description only: `dump` never walks into an underlying error's fields.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["description": description], displayStyle: .enum)
+    }
+}
+
+extension SessionStoreError: CustomReflectable {
+
+    /// The description only (redacted): `dump` never shows a field as it was given.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["description": description], displayStyle: .enum)
+    }
+}
+
+extension IDTokenValidationError: CustomReflectable {
+
+    /// The description only (cleaned): `dump` never shows a claim as the token carried it.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["description": description], displayStyle: .enum)
+    }
+}

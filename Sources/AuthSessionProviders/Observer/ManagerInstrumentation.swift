@@ -102,7 +102,8 @@ extension ManagedSessionProvider {
 
 extension ManagedSessionProvider {
 
-    /// Tells the observer how the refresh `flight` ended (after its commit).
+    /// Tells the observer how the refresh `flight` ended, before its result is committed (so a
+    /// sign-out it causes is observed after it).
     func reportRefresh(_ flight: RefreshFlight, _ outcome: RefreshOutcome, since start: Date) {
         let counters = instrumentation.endRefresh(flight.id)
         let reported: ManagedSessionObservation.RefreshOutcome
