@@ -65,10 +65,19 @@ struct ErrorMessagesTests {
                 RemoteAuthError(.server(code: "invalid_grant"), statusCode: 400)
                     .presenting(grantType: "authorization_code"), .signInFailed, "The sign-in was not accepted."
             ),
-            (RemoteAuthError(.server(code: "access_denied")), .signInDeclined, "The sign-in was cancelled or declined."),
+            (
+                RemoteAuthError(.server(code: "access_denied")), .signInDeclined,
+                "The sign-in was cancelled or declined."
+            ),
             (RemoteAuthError(.server(code: "expired_token")), .signInExpired, "The sign-in code has expired."),
-            (RemoteAuthError(.server(code: "invalid_client"), statusCode: 401), .appMisconfigured, "This app cannot sign you in right now."),
-            (RemoteAuthError(.invalidResponse("not JSON")), .serverError, "The server sent an answer this app cannot read."),
+            (
+                RemoteAuthError(.server(code: "invalid_client"), statusCode: 401), .appMisconfigured,
+                "This app cannot sign you in right now."
+            ),
+            (
+                RemoteAuthError(.invalidResponse("not JSON")), .serverError,
+                "The server sent an answer this app cannot read."
+            ),
             (
                 RemoteAuthError(.invalidIDToken(.expired(at: Date()))), .deviceClockWrong,
                 "Your device's date and time seem to be wrong."
@@ -84,7 +93,9 @@ struct ErrorMessagesTests {
         #expect(!(error.recoverySuggestion ?? "").isEmpty)
     }
 
-    @Test("every case of the manager's and the store's errors has a message, a suggestion, and the detail in description")
+    @Test(
+        "every case of the manager's and the store's errors has a message, a suggestion, and the detail in description"
+    )
     func everyCase() {
         let store: [SessionStoreError] = [
             .unavailable(reason: "locked"), .corrupt(reason: "not JSON", setAsideAt: "/tmp/x.corrupt"),
@@ -136,7 +147,9 @@ struct ErrorMessagesTests {
         let jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlc2lnbmF0dXJl"
         let password = "hunter2-" + UUID().uuidString.prefix(6)
         let registrations = [token, jwt, password].map(SecretRedactor.register)
-        defer { registrations.forEach { $0.cancel() } }
+        defer {
+            for registration in registrations { registration.cancel() }
+        }
         let secrets = [token, jwt, password]
         let carrying = "refresh token \(token) (\(jwt)) for password \(password)"
         var remote: [RemoteAuthError] = [

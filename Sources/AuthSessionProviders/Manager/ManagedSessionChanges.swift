@@ -239,7 +239,8 @@ final class SessionChangeHub: Sendable {
     /// The subscriber's next change, waiting for one; `nil` once cancelled or finished.
     func next(for id: UInt64) async -> ManagedSessionChanges.Element? {
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<ManagedSessionChanges.Element?, Never>) in
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<ManagedSessionChanges.Element?, Never>) in
                 let ready = state.withLock { state -> ManagedSessionChanges.Element?? in
                     guard !Task.isCancelled, var subscriber = state.subscribers[id] else { return .some(nil) }
                     if !subscriber.buffer.isEmpty {

@@ -83,7 +83,9 @@ extension ManagedSessionProvider {
         delivery.send(.signInStarted(grantType: grantType))
         do throws(ManagedSessionError) {
             let session = try await body()
-            delivery.send(.signInFinished(grantType: grantType, error: nil, duration: clock.now.timeIntervalSince(start)))
+            delivery.send(
+                .signInFinished(grantType: grantType, error: nil, duration: clock.now.timeIntervalSince(start))
+            )
             return session
         } catch {
             if case .storage(let storeError) = error { delivery.send(.storeFailed(storeError, during: .signIn)) }

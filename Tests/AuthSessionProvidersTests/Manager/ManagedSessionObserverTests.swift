@@ -101,7 +101,9 @@ struct ManagedSessionObserverTests {
         manager.clock.advance(by: 5)
         try await signIn.value
         await manager.settle()
-        #expect(manager.observer.lines == ["signInStarted(password)", "signInFinished(password, succeeded in 5.000 s)"])
+        #expect(
+            manager.observer.lines == ["signInStarted(password)", "signInFinished(password, succeeded in 5.000 s)"]
+        )
     }
 
     @Test("a wrong password: the sign-in finished with the error a person reads as a wrong password")
@@ -218,7 +220,9 @@ struct ManagedSessionObserverTests {
     @Test("the standard-error adapter writes one line per observation at or above its severity")
     func standardErrorAdapter() {
         let written = ConcurrencySafeContainer<[String]>([])
-        let adapter = StandardErrorSessionObserver(minimumSeverity: .info) { line in written.withLock { $0.append(line) } }
+        let adapter = StandardErrorSessionObserver(minimumSeverity: .info) { line in
+            written.withLock { $0.append(line) }
+        }
         adapter.observe(.refreshStarted(isLaunch: false))
         adapter.observe(
             .refreshFinished(.init(outcome: .refreshed, duration: 0.25, attempts: 1, leaseWaits: 0, isLaunch: false))

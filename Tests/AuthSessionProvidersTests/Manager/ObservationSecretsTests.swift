@@ -23,14 +23,18 @@ final class LeakyRemote: RemoteAuthService {
     func obtainTokens(with grant: AuthGrant) async throws(RemoteAuthError) -> IssuedTokens {
         secrets.withLock { $0.formUnion(grant.parameters.values) }
         var tokens = try await server.obtainTokens(with: grant)
-        tokens.idToken = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9." + UUID().uuidString.replacingOccurrences(of: "-", with: "")
+        tokens.idToken =
+            "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9." + UUID().uuidString.replacingOccurrences(of: "-", with: "")
         record(tokens)
         return tokens
     }
 
     func refresh(_ refreshToken: String, scope: [String]?) async throws(RemoteAuthError) -> IssuedTokens {
         secrets.withLock { _ = $0.insert(refreshToken) }
-        if leaksNextRefresh.withLock({ state in defer { state = false }; return state }) {
+        if leaksNextRefresh.withLock({ state in
+            defer { state = false }
+            return state
+        }) {
             throw RemoteAuthError(
                 .server(code: "invalid_grant"),
                 statusCode: 400,
@@ -71,7 +75,11 @@ struct ObservationSecretsTests {
             remote: remote,
             retryPolicy: immediateRetries,
             clock: clock,
-            configuration: .init(checksCredentialState: true, activationSignal: ManualActivationSignal(), observer: observer)
+            configuration: .init(
+                checksCredentialState: true,
+                activationSignal: ManualActivationSignal(),
+                observer: observer
+            )
         )
         let handle = AuthSessionHandle(
             sessionProvider: provider,
@@ -110,10 +118,12 @@ struct ObservationSecretsTests {
         #expect(observations.count >= 15)
         // The run went where the script says.
         #expect(observer.lines.contains { $0.hasPrefix("signedOut(endedByServer(") })
-        #expect(observations.contains {
-            if case .storeFailed(_, .refresh) = $0 { return true }
-            return false
-        })
+        #expect(
+            observations.contains {
+                if case .storeFailed(_, .refresh) = $0 { return true }
+                return false
+            }
+        )
         for observation in observations {
             stderrAdapter.observe(observation)
             var dumped = ""

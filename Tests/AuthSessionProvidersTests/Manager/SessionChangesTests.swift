@@ -75,7 +75,10 @@ private func makeProvider(
     )
 }
 
-private func makeHandle(_ provider: ManagedSessionProvider, clock: ManualClock) -> AuthSessionHandle<ManagedSessionProvider> {
+private func makeHandle(
+    _ provider: ManagedSessionProvider,
+    clock: ManualClock
+) -> AuthSessionHandle<ManagedSessionProvider> {
     AuthSessionHandle(
         sessionProvider: provider,
         biometricAuthenticator: MockBiometricAuthenticator(),
@@ -236,12 +239,15 @@ struct SessionChangesTests {
     func reentrantSubscriber() async throws {
         let harness = ManagerHarness()
         let provider = harness.provider
-        let recorder = ChangeRecorder(provider, onChange: { change in
-            if case .signedIn = change.event {
-                // Signs out from inside the loop, synchronously.
-                try? provider.signout(with: nil)
+        let recorder = ChangeRecorder(
+            provider,
+            onChange: { change in
+                if case .signedIn = change.event {
+                    // Signs out from inside the loop, synchronously.
+                    try? provider.signout(with: nil)
+                }
             }
-        })
+        )
         try await harness.signIn()
         try await recorder.waitForCount(3)
         #expect(recorder.summary == ["initialSession | none", "signedIn | alice", "signedOut(voluntary) | none"])
@@ -351,7 +357,9 @@ struct SessionChangesTests {
 
 /// A gate tasks wait at until it opens.
 final class AsyncGate: Sendable {
-    private let state = ConcurrencySafeContainer<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = ConcurrencySafeContainer<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>(
+        (false, [])
+    )
 
     func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
