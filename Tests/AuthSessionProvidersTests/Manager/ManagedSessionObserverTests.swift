@@ -206,10 +206,18 @@ struct ManagedSessionObserverTests {
         // It reads the manager from inside: called under a lock of the manager, it would deadlock.
         manager.observer.inside.withLock { $0 = { _ = provider.session } }
         manager.observer.holdNext()
-        try await manager.signIn()
-        for _ in 0..<5 { try await manager.provider.refresh() }
+        defer { manager.observer.release() }
+        // On a task of its own: an observer called on the manager's thread would hold it here.
+        let done = ConcurrencySafeContainer(false)
+        let work = Task {
+            try await manager.signIn()
+            for _ in 0..<5 { try await manager.provider.refresh() }
+            done.withLock { $0 = true }
+        }
+        try await waitUntil(timeout: 60, { done.withLock { $0 } })
         #expect(manager.observer.observations.isEmpty, "held at the first, the manager went on")
         manager.observer.release()
+        try await work.value
         await manager.settle()
         let lines = manager.observer.lines
         #expect(lines.count == 2 + 10)

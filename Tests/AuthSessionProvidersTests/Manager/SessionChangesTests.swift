@@ -9,6 +9,7 @@ import Testing
 /// Reads one subscriber's changes in a task of its own and records them.
 final class ChangeRecorder: Sendable {
     private let recorded = ConcurrencySafeContainer<[ManagedSessionChanges.Element]>([])
+    private let ended = ConcurrencySafeContainer(false)
     private let reader: Task<Void, Never>
     /// The hub's identifier of this subscriber.
     let subscriptionID: UInt64
@@ -23,6 +24,7 @@ final class ChangeRecorder: Sendable {
         let iterator = provider.sessionChanges.makeAsyncIterator()
         subscriptionID = iterator.subscription.id
         let recorded = recorded
+        let ended = ended
         reader = Task {
             var iterator = iterator
             while let change = await iterator.next() {
@@ -30,6 +32,7 @@ final class ChangeRecorder: Sendable {
                 await onChange?(change)
                 await delay?()
             }
+            ended.withLock { $0 = true }
         }
     }
 
@@ -48,8 +51,10 @@ final class ChangeRecorder: Sendable {
 
     func cancel() { reader.cancel() }
 
-    /// Waits for the reader to end (cancelled, or the manager released).
-    func finished() async { await reader.value }
+    /// Waits for the reader to end (cancelled, or the manager released); fails after 60 s.
+    func finished(sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await waitUntil(timeout: 60, { self.ended.withLock { $0 } }, sourceLocation: sourceLocation)
+    }
 }
 
 /// A manager without a handle yet, so a test can subscribe before the launch.
@@ -227,7 +232,7 @@ struct SessionChangesTests {
         try await leaving.waitForCount(1)
         #expect(harness.provider.instrumentation.changes.subscriberCount == 2)
         leaving.cancel()
-        await leaving.finished()
+        try await leaving.finished()
         #expect(harness.provider.instrumentation.changes.subscriberCount == 1, "a cancelled subscriber is removed")
         try await harness.signIn()
         try await staying.waitForCount(2)
@@ -279,7 +284,7 @@ struct SessionChangesTests {
         try await recorder.waitForCount(1)
         await harness?.settle()
         harness = nil
-        await recorder.finished()
+        try await recorder.finished()
         #expect(recorder.changes.count == 1)
     }
 
