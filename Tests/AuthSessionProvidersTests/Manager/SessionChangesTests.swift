@@ -224,6 +224,31 @@ struct SessionChangesTests {
         #expect(reason as? BiometricAuthenticationError == .biometryLockedout)
     }
 
+    @Test("changes committed while an earlier one is being published keep their own sessions, in order")
+    func changesCommittedDuringPublishing() async throws {
+        let clock = ManualClock()
+        let server = InProcessAuthorizationServer(clock: clock)
+        let provider = makeProvider(store: MockSessionStore(), server: server, clock: clock)
+        // A handle's proxy that calls back into the manager while it hears the sign-in: the
+        // setting and the sign-out commit before the manager publishes either.
+        let proxy = CallingBackProxy { event in
+            if case .sessionSignIn = event {
+                provider.setBioMetricAuthentication(true)
+                try? provider.signout(with: nil)
+            }
+        }
+        provider.initializeSessionProvider(for: proxy)
+        let recorder = ChangeRecorder(provider)
+        try await provider.signIn(with: .password(username: "alice", password: alicePassword))
+        try await recorder.waitForCount(4)
+        #expect(
+            recorder.summary == [
+                "initialSession | none", "signedIn | alice", "userUpdated | alice", "signedOut(voluntary) | none",
+            ]
+        )
+        #expect(recorder.changes[2].session?.isBiometricAuthenticationEnabled == true)
+    }
+
     @Test("a cancelled subscriber ends and leaves; the others go on")
     func cancelledSubscriber() async throws {
         let harness = ManagerHarness()
@@ -357,6 +382,19 @@ struct SessionChangesTests {
             #expect(Array(recorder.summary.dropFirst()) == Array(expected[start...]))
             #expect(Array(recorder.changes.dropFirst().map(\.session)) == Array(log[start...].map(\.session)))
         }
+    }
+}
+
+/// An event proxy that hands each event to `body` on the publishing thread.
+final class CallingBackProxy: AuthSessionEventProxy {
+    private let body: @Sendable (AuthSessionEvent) -> Void
+
+    init(eventListening: @escaping @Sendable (AuthSessionEvent) -> Void) {
+        body = eventListening
+    }
+
+    func publish(_ event: AuthSessionEvent, for sessionProvider: (any AuthSessionProviderProtocol)?) {
+        body(event)
     }
 }
 
