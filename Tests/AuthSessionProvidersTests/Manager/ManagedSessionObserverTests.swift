@@ -168,6 +168,32 @@ struct ManagedSessionObserverTests {
         #expect(report.outcome == .adopted && report.attempts == 0)
     }
 
+    @Test("a refresh that waited for another process's lease: the waits are counted")
+    func leaseWaits() async throws {
+        let manager = ObservedManager()
+        try await manager.signIn()
+        let refreshToken = try #require(manager.provider.session?.refreshToken)
+        let now = manager.clock.now.timeIntervalSince1970
+        manager.store.recordLease(
+            RefreshLease(
+                owner: .init(processIdentifier: getpid(), instance: "another-manager"),
+                startedAt: now,
+                deadline: now + 30,
+                refreshTokenFingerprint: RefreshLease.fingerprint(of: refreshToken)
+            )
+        )
+        let refresh = Task { try await manager.provider.refresh() }
+        try await waitUntil(timeout: 60) { manager.provider.leaseWaiterCount == 1 }
+        try await manager.clock.waitForSleepers(1)
+        manager.clock.advance(by: 31)
+        _ = try await refresh.value
+        await manager.settle()
+        let report = try #require(manager.observer.refreshReports.last)
+        #expect(report.outcome == .refreshed && report.attempts == 1)
+        #expect(report.leaseWaits == 1)
+        #expect(report.duration == 31, "on the manager's clock")
+    }
+
     @Test("store failures: a locked store at launch, a sign-in the store cannot keep")
     func storeFailures() async throws {
         let manager = ObservedManager(prepare: { $0.isUnavailable = true })
