@@ -166,7 +166,9 @@ public enum AuthorizationRedirectError: Error, Sendable, Hashable, CustomStringC
         case .missingState: return "the redirect carries no state"
         case .stateMismatch: return "the redirect's state is not the request's"
         case .server(let code, let description):
-            return "the server answered \(code)" + (description.map { ": \($0)" } ?? "")
+            // The redirect's text is the server's (or anyone's who crafted the URL): cleaned.
+            return "the server answered \(RemoteAuthError.sanitized(code))"
+                + (description.map { ": \(RemoteAuthError.sanitized($0))" } ?? "")
         case .missingCode: return "the redirect carries no code"
         }
     }

@@ -31,7 +31,7 @@ extension ManagedSessionProvider {
     ///   after that); `superseded` or `storage` when committing.
     @discardableResult
     public func signIn(with authorization: DeviceAuthorization) async throws(ManagedSessionError) -> ManagedSession {
-        try await signIn(obtainingTokens: { () throws(RemoteAuthError) -> IssuedTokens in
+        try await signIn(grantType: AuthGrant.deviceCode(authorization.deviceCode).grantType, obtainingTokens: { () throws(RemoteAuthError) -> IssuedTokens in
             try await authorization.poll(on: clock) { grant throws(RemoteAuthError) in
                 try await remote.obtainTokens(with: grant)
             }

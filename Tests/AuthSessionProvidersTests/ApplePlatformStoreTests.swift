@@ -28,7 +28,7 @@ struct KeychainStatusTests {
         case .keychain(let operation, let raw):
             #expect(!Self.unavailable.contains(status.rawValue) && status.rawValue != -34_018)
             #expect(operation == "SecItemCopyMatching" && raw == status.rawValue)
-            #expect(error.localizedDescription.contains(name), "the message names the status: \(error)")
+            #expect(error.description.contains(name), "the message names the status: \(error)")
         default:
             Issue.record("\(name) became \(error)")
         }
@@ -59,7 +59,7 @@ struct KeychainStatusTests {
     func undocumented() {
         let error = KeychainStatus(-67_000).sessionStoreError(operation: "SecItemAdd")
         #expect(error == .keychain(operation: "SecItemAdd", status: -67_000))
-        #expect(error.localizedDescription.contains("OSStatus -67000"))
+        #expect(error.description.contains("OSStatus -67000"))
     }
 }
 

@@ -208,7 +208,7 @@ struct FileSessionStoreTests {
         #expect(throws: refusal) { try store.load() }
         #expect(throws: refusal) { try store.save(sampleSession()) }
         #expect(bytes(store.fileURL.path) == original)
-        #expect(refusal.errorDescription?.contains("644") == true)
+        #expect(refusal.description.contains("644"), "the developer's detail names the mode")
     }
 
     @Test("a folder other users can read is refused")

@@ -731,7 +731,7 @@ struct KeychainSessionStoreTests {
         #expect(throws: SessionStoreError.missingEntitlement(operation: "SecItemAdd")) {
             try store.save(sampleSession())
         }
-        let message = SessionStoreError.missingEntitlement(operation: "SecItemAdd").localizedDescription
+        let message = SessionStoreError.missingEntitlement(operation: "SecItemAdd").description
         #expect(message.contains("-34018") && message.contains("FileSessionStore"))
     }
 

@@ -68,6 +68,11 @@ extension ManagedSessionProvider {
         /// beyond its lease.
         public var backgroundTask: (any BackgroundTaskAssertion)?
 
+        /// What the manager tells about its sign-ins, sign-outs, refreshes, store failures and
+        /// credential checks, for logs and metrics (see ``ManagedSessionObserver``), or `nil`.
+        /// Delivered on a queue of its own, in order: a slow observer never stalls the manager.
+        public var observer: (any ManagedSessionObserver)?
+
         /// Creates a configuration.
         ///
         /// - Parameters:
@@ -83,6 +88,7 @@ extension ManagedSessionProvider {
         ///   - revocationSignal: What reports a pushed revocation.
         ///   - refreshLeaseDuration: How long a refresh's lease lasts.
         ///   - backgroundTask: What asks for time to finish a refresh in the background.
+        ///   - observer: What hears about sign-ins, refreshes and failures, for logs and metrics.
         public init(
             refreshMargin: TimeInterval = 60,
             checksCredentialState: Bool = true,
@@ -95,7 +101,8 @@ extension ManagedSessionProvider {
             activationSignal: any AppActivationSignal = NotificationCenterActivationSignal(),
             revocationSignal: (any CredentialRevocationSignal)? = nil,
             refreshLeaseDuration: TimeInterval = 120,
-            backgroundTask: (any BackgroundTaskAssertion)? = nil
+            backgroundTask: (any BackgroundTaskAssertion)? = nil,
+            observer: (any ManagedSessionObserver)? = nil
         ) {
             self.refreshMargin = refreshMargin
             self.checksCredentialState = checksCredentialState
@@ -109,6 +116,7 @@ extension ManagedSessionProvider {
             self.revocationSignal = revocationSignal
             self.refreshLeaseDuration = refreshLeaseDuration
             self.backgroundTask = backgroundTask
+            self.observer = observer
         }
 
         /// When a refresh abandons its exchange: a little before its lease lapses.

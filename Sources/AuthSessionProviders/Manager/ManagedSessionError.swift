@@ -8,6 +8,10 @@ import Foundation
 /// transient ``remote(_:)``, ``storage(_:)``), or fix its setup (a misconfigured
 /// ``remote(_:)``). No case carries a token, and neither does ``description``.
 ///
+/// For a person, `localizedDescription` (``errorDescription``) and ``recoverySuggestion`` say
+/// what went wrong and what to do ("Wrong username or password.", "You are offline."); see
+/// ``problem``. For a developer, ``description`` names the case and its cause.
+///
 /// All operations are thread-safe.
 public enum ManagedSessionError: Error, Sendable, Hashable, CustomStringConvertible {
 
@@ -67,17 +71,12 @@ public enum ManagedSessionError: Error, Sendable, Hashable, CustomStringConverti
 
 extension ManagedSessionError: LocalizedError {
 
-    /// A sentence for a log or a support screen, without any token.
-    public var errorDescription: String? {
-        switch self {
-        case .notSignedIn: "Nobody is signed in."
-        case .refreshUnavailable: "The session expired and cannot be refreshed; sign in again."
-        case .remote(let error): "The authorization server failed: \(error)."
-        case .storage(let error): "The session store failed: \(error.errorDescription ?? "\(error)")"
-        case .credentialRevoked(let state): "The credential is no longer valid (\(state)); sign in again."
-        case .signedOutElsewhere: "The session was ended by another process sharing its store."
-        case .superseded: "A sign-in or sign-out happened meanwhile; this result was dropped."
-        case .cancelled: "Cancelled."
-        }
-    }
+    /// The person's message, from ``problem``: "Wrong username or password.", "You are
+    /// offline.", "Your session has ended, please sign in again."; through
+    /// ``AuthProblem/localizer``. Never a server's text, a path or a token: the developer's
+    /// detail is ``description``.
+    public var errorDescription: String? { problem.message }
+
+    /// What the person can do, from ``problem``.
+    public var recoverySuggestion: String? { problem.recoverySuggestion }
 }

@@ -155,10 +155,28 @@ struct ManagedSessionMachine {
     /// tokens with no lifetime does not get a refresh loop.
     static let minimumRefreshInterval: TimeInterval = 10
     /// Events to publish, in order.
-    var outbox: [AuthSessionEvent] = []
+    var outbox: [AuthSessionEvent] = [] {
+        // Each event is stamped with the runtime session as it is when the event is queued (the
+        // session stream's element); events leave from the front only (``takeEvent()``).
+        didSet {
+            if outbox.count > outboxSessions.count {
+                outboxSessions += repeatElement(session, count: outbox.count - outboxSessions.count)
+            } else if outbox.count < outboxSessions.count {
+                outboxSessions.removeFirst(outboxSessions.count - outbox.count)
+            }
+        }
+    }
+    /// The runtime session when each event of ``outbox`` was queued.
+    private var outboxSessions: [ManagedSession?] = []
 
     init(configuration: ManagedSessionProvider.Configuration) {
         self.configuration = configuration
+    }
+
+    /// The next event to publish, with the runtime session as it was when it was queued.
+    mutating func takeEvent() -> (event: AuthSessionEvent, session: ManagedSession?)? {
+        guard let session = outboxSessions.first else { return nil }
+        return (outbox.removeFirst(), session)
     }
 
     mutating func makeID() -> UInt64 {

@@ -27,7 +27,7 @@ extension ManagedSessionProvider {
     ///   was cancelled.
     @discardableResult
     public func signIn(with grant: AuthGrant) async throws(ManagedSessionError) -> ManagedSession {
-        try await signIn(obtainingTokens: { () throws(RemoteAuthError) -> IssuedTokens in
+        try await signIn(grantType: grant.grantType, obtainingTokens: { () throws(RemoteAuthError) -> IssuedTokens in
             try await retryPolicy.run(clock: clock, isIdempotent: false) { _ throws(RemoteAuthError) in
                 try await remote.obtainTokens(with: grant)
             }

@@ -55,6 +55,8 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     private let writeLock = ConcurrencySafeContainer<UInt8>(0)
     /// Who this manager's refresh leases name: this process, and an instance of this manager's own.
     private let leaseOwner = RefreshLease.Owner.inThisProcess()
+    /// The session stream's subscribers and the observer.
+    let instrumentation: ManagerInstrumentation
 
     /// Creates a manager. It starts when a handle is created with it.
     ///
@@ -76,6 +78,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         self.retryPolicy = retryPolicy
         self.clock = clock
         self.configuration = configuration
+        self.instrumentation = ManagerInstrumentation(observer: configuration.observer)
         self.state = ConcurrencySafeContainer(
             ProviderState(machine: ManagedSessionMachine(configuration: configuration))
         )
@@ -89,6 +92,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         for task in leftovers.0 { task.cancel() }
         for observation in leftovers.1 { observation.cancel() }
         for registration in leftovers.2 { registration.cancel() }
+        instrumentation.changes.finish()
     }
 
     /// The session's token-free description only: `dump` never walks into the tokens the
@@ -314,13 +318,29 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// `obtainTokens` runs once, as it is: the ``retryPolicy`` does not retry it. A sign-out or
     /// another sign-in that commits while it runs supersedes this one.
     ///
-    /// - Parameter obtainTokens: Gets the tokens.
+    /// - Parameters:
+    ///   - grantType: The grant the flow ends in (`"authorization_code"`,
+    ///     `"urn:ietf:params:oauth:grant-type:device_code"`): what the ``ManagedSessionObserver``
+    ///     reports, and what makes an `invalid_grant` read as a person expects ("Wrong username or
+    ///     password" for `"password"`).
+    ///   - obtainTokens: Gets the tokens.
     /// - Returns: The new session.
     /// - Throws: ``ManagedSessionError``: ``ManagedSessionError/remote(_:)`` with the error
     ///   `obtainTokens` threw, ``ManagedSessionError/cancelled`` for a `cancelled` one, or what
     ///   ``signIn(with:)`` throws when committing.
     @discardableResult
     public func signIn(
+        grantType: String,
+        obtainingTokens obtainTokens: () async throws(RemoteAuthError) -> IssuedTokens
+    ) async throws(ManagedSessionError) -> ManagedSession {
+        try await observingSignIn(grantType: grantType) { () async throws(ManagedSessionError) in
+            try await signInUnobserved(grantType: grantType, obtainingTokens: obtainTokens)
+        }
+    }
+
+    /// ``signIn(grantType:obtainingTokens:)`` without the observer's calls around it.
+    private func signInUnobserved(
+        grantType: String,
         obtainingTokens obtainTokens: () async throws(RemoteAuthError) -> IssuedTokens
     ) async throws(ManagedSessionError) -> ManagedSession {
         let startGeneration = state.withLock { $0.machine.generation }
@@ -328,7 +348,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         do throws(RemoteAuthError) {
             tokens = try await obtainTokens()
         } catch {
-            throw error.reason == .cancelled ? .cancelled : .remote(error)
+            throw error.reason == .cancelled ? .cancelled : .remote(error.presenting(grantType: grantType))
         }
         let now = clock.now
         let subject = tokens.user?.identifier ?? ""
@@ -533,6 +553,11 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         state.withLock { $0.leaseWaiters.count }
     }
 
+    /// The generation: bumped by every sign-out and committed sign-in (for the observer's reports).
+    var generationForReports: UInt64 {
+        state.withLock { $0.machine.generation }
+    }
+
     func waitForSession(
         minimumValidity: TimeInterval?,
         rejectedAccessToken: String? = nil
@@ -587,6 +612,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                     result = .success(try store.load())
                 } catch {
                     result = .failure(error)
+                    instrumentation.delivery.send(.storeFailed(error, during: .launch))
                 }
                 input { machine, now in machine.loaded(result, generation: generation, now: now) }
             case .reloadLater(let generation, let delay):
@@ -658,14 +684,15 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         }
         guard let proxy else { return }
         while true {
-            let event = state.withLock { state -> AuthSessionEvent? in
-                if state.machine.outbox.isEmpty {
+            let next = state.withLock { state -> (event: AuthSessionEvent, session: ManagedSession?)? in
+                guard let next = state.machine.takeEvent() else {
                     state.isDraining = false
                     return nil
                 }
-                return state.machine.outbox.removeFirst()
+                return next
             }
-            guard let event else { return }
+            guard let (event, session) = next else { return }
+            instrumentation.published(event, session: session)
             proxy?.publish(event, for: self)
         }
     }
@@ -742,7 +769,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
 
     // MARK: - Refresh
 
-    private enum RefreshOutcome {
+    enum RefreshOutcome {
         case committed([ManagerEffect], orphaned: String?)
         case failed(ManagedSessionError)
         /// The session is over. `removesStore` is false when the store holds someone else's
@@ -760,7 +787,11 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         // and waits for the server in between with nothing held.
         let thread = Thread { [self] in
             withBackgroundTask("AuthSessionKit.refresh") {
-                finish(flight, runRefresh(flight))
+                let start = clock.now
+                instrumentation.delivery.send(.refreshStarted(isLaunch: flight.isLaunch))
+                let outcome = runRefresh(flight)
+                reportRefresh(flight, outcome, since: start)
+                finish(flight, outcome)
             }
             endOperation()
         }
@@ -822,6 +853,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             case .signedOutElsewhere:
                 return .terminal(.signedOutElsewhere, removesStore: false, orphaned: nil)
             case .wait(let deadline):
+                instrumentation.counters(for: flight.id).waitedForLease()
                 waitForLease(of: flight, until: deadline, noticesSeen: noticesSeen)
             case .present(let lease):
                 return present(flight, lease: lease)
@@ -876,7 +908,8 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             clearLease(lease)
             return .failed(.refreshUnavailable)
         }
-        switch presentOnce(refreshToken, cutoff: configuration.exchangeCutoff(of: lease)) {
+        let counters = instrumentation.counters(for: flight.id)
+        switch presentOnce(refreshToken, cutoff: configuration.exchangeCutoff(of: lease), counters: counters) {
         case .failure(let error):
             guard error.kind == .terminal else {
                 clearLease(lease)
@@ -927,7 +960,11 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// Presents `refreshToken`, retrying only failures the server did not act on, and blocks the
     /// calling thread (the refresh's own) until the answer, or until `cutoff`: a little before the
     /// lease lapses the exchange is abandoned, as a timeout whose outcome is unknown.
-    private func presentOnce(_ refreshToken: String, cutoff: Date) -> Result<IssuedTokens, RemoteAuthError> {
+    private func presentOnce(
+        _ refreshToken: String,
+        cutoff: Date,
+        counters: RefreshCounters
+    ) -> Result<IssuedTokens, RemoteAuthError> {
         let answer = ConcurrencySafeContainer<Result<IssuedTokens, RemoteAuthError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let remote = remote
@@ -939,11 +976,12 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             do throws(RemoteAuthError) {
                 result = .success(
                     try await policy.run(clock: clock, isIdempotent: false) { _ throws(RemoteAuthError) in
-                        try await remote.refresh(refreshToken, scope: scope)
+                        counters.attempted()
+                        return try await remote.refresh(refreshToken, scope: scope)
                     }
                 )
             } catch {
-                result = .failure(error)
+                result = .failure(error.presenting(grantType: "refresh_token"))
             }
             let isFirst = answer.withLock { answer in
                 defer { if answer == nil { answer = result } }
@@ -1441,6 +1479,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 result = .failure(error)
             }
             guard let self else { return }
+            instrumentation.delivery.send(.credentialChecked(result))
             input { machine, _ in machine.credentialChecked(result, of: session, generation: generation) }
             endOperation()
         }

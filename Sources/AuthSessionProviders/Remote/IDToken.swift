@@ -211,8 +211,13 @@ public enum IDTokenValidationError: Error, Sendable, Hashable, CustomStringConve
     /// Connect Core §12.2). The session is over; the tokens are not used.
     case subjectMismatch(expected: String, actual: String)
 
-    /// What failed, with the claim values that are not secret.
+    /// What failed, with the claim values that are not secret (cleaned as a server's text is:
+    /// registered secrets and credential-shaped words redacted).
     public var description: String {
+        RemoteAuthError.sanitized(uncleanedDescription)
+    }
+
+    private var uncleanedDescription: String {
         switch self {
         case .malformed(let what): return "malformed: \(what)"
         case .missingClaim(let claim): return "missing or mistyped claim \(claim)"

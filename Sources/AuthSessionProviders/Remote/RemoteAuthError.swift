@@ -15,6 +15,10 @@ import Foundation
 /// passed through `SecretRedactor`, shortened, and stripped of control characters; no token
 /// appears in any property or in ``description``.
 ///
+/// As a `LocalizedError` it gives a person's message (``problem``): "Wrong username or
+/// password", "You are offline", "The server is not responding, try again"; the developer's
+/// detail stays in ``description``.
+///
 /// All operations are thread-safe.
 public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertible, CustomReflectable {
 
@@ -93,6 +97,12 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
 
     /// How long the server asked the client to wait (`Retry-After`), if it did.
     public var retryAfter: RetryAfter?
+
+    /// The `grant_type` of the token request that failed, when the caller that knows it set it
+    /// (the manager does, for its sign-ins and refreshes): `invalid_grant` reads "Wrong username
+    /// or password" for a password sign-in and "Your session has ended" for a refresh. Not part
+    /// of equality.
+    public var grantType: String?
 
     /// Creates an error.
     ///

@@ -1,3 +1,4 @@
+import AuthSessionInterface
 import Foundation
 
 #if canImport(Darwin)
@@ -10,6 +11,9 @@ import Musl
 
 /// Why a ``SessionStore`` could not do what was asked. No case ever carries a token: reasons name
 /// fields, paths and system errors, never stored values.
+///
+/// `localizedDescription` is a person's message (see ``problem``); ``description`` and
+/// ``detail`` are the developer's.
 public enum SessionStoreError: Error, Sendable, Hashable {
 
     /// The storage cannot be used now, for example a device that is locked (the Keychain's
@@ -55,8 +59,21 @@ public enum SessionStoreError: Error, Sendable, Hashable {
 
 extension SessionStoreError: LocalizedError {
 
-    /// A sentence for a log or a support screen.
-    public var errorDescription: String? {
+    /// The person's message, from ``problem``: "Your account data cannot be read while the device
+    /// is locked." or "Your account data could not be read or saved."; never a path. The
+    /// developer's sentence is ``description``.
+    public var errorDescription: String? { problem.message }
+
+    /// What the person can do, from ``problem``.
+    public var recoverySuggestion: String? { problem.recoverySuggestion }
+
+    /// What failed, for a developer: the path, the mode, the system error. Registered secrets and
+    /// credential-shaped words are redacted from it.
+    public var detail: String {
+        SecretRedactor.redact(unredactedDetail)
+    }
+
+    private var unredactedDetail: String {
         switch self {
         case .unavailable(let reason):
             "The session storage is not available now: \(reason)."
@@ -87,8 +104,8 @@ extension SessionStoreError: LocalizedError {
 
 extension SessionStoreError: CustomStringConvertible {
 
-    /// The case and its sentence.
+    /// The developer's sentence (``detail``): what failed, where, and the system's error.
     public var description: String {
-        "SessionStoreError: \(errorDescription ?? "")"
+        "SessionStoreError: \(detail)"
     }
 }
