@@ -7,10 +7,11 @@ extension OAuth2Service {
     /// ``LoopbackRedirectListener``, and returns the grant to exchange.
     ///
     /// It starts the listener, makes the request for its redirect URI
-    /// (``authorizationRequest(redirectURI:scope:additionalParameters:)``), hands the
-    /// authorization URL to `openBrowser`, waits for the redirect that answers the request, and
-    /// checks it (``AuthorizationRequest/grant(fromRedirect:)``). The listener is closed however
-    /// it ends.
+    /// (``authorizationRequest(redirectURI:scope:additionalParameters:)``), starts waiting for the
+    /// redirect that answers the request, hands the authorization URL to `openBrowser` (which may
+    /// return at once, or when the browser is done), and checks the redirect
+    /// (``AuthorizationRequest/grant(fromRedirect:)``). Cancelling the calling task ends the wait;
+    /// the listener is closed however it ends.
     ///
     /// ```swift
     /// let grant = try await service.authorizeThroughLoopback { url in
@@ -48,13 +49,29 @@ extension OAuth2Service {
         } catch {
             throw .request(error)
         }
-        do {
-            try await openBrowser(request.url)
-        } catch {
-            if Task.isCancelled || error is CancellationError { throw .cancelled }
-            throw .presentationFailed("the browser could not be opened")
+        // The wait runs while `openBrowser` does: a closure that returns only once the browser
+        // is done (or a test that drives a scripted browser to the listener) is served.
+        let waiting = Task { () -> Result<URL, BrowserSignInError> in
+            do throws(BrowserSignInError) {
+                return .success(try await listener.waitForRedirect(answering: request))
+            } catch {
+                return .failure(error)
+            }
         }
-        let redirect = try await listener.waitForRedirect(answering: request)
+        let outcome = await withTaskCancellationHandler { () async -> Result<URL, BrowserSignInError> in
+            do {
+                try await openBrowser(request.url)
+            } catch {
+                listener.close()
+                _ = await waiting.value
+                if Task.isCancelled || error is CancellationError { return .failure(.cancelled) }
+                return .failure(.presentationFailed("the browser could not be opened"))
+            }
+            return await waiting.value
+        } onCancel: {
+            listener.close()
+        }
+        let redirect = try outcome.get()
         do {
             return try request.grant(fromRedirect: redirect)
         } catch {
