@@ -1,11 +1,12 @@
+import AuthSession
+import Dispatch
+import Foundation
+
 #if canImport(Darwin)
 import Darwin
 #elseif canImport(Glibc)
 import Glibc
 #endif
-import AuthSession
-import Dispatch
-import Foundation
 
 /// Receives the authorization redirect of a command-line or desktop app on loopback (RFC 8252
 /// §7.3): `http://127.0.0.1:<port>/<path>`, on a port the system picks.
@@ -121,13 +122,16 @@ public final class LoopbackRedirectListener: Sendable {
     /// - Throws: ``BrowserSignInError``: ``BrowserSignInError/timedOut``,
     ///   ``BrowserSignInError/cancelled``, ``BrowserSignInError/redirect(_:)`` (with `request`), or
     ///   ``BrowserSignInError/listenerFailed(_:)``.
-    public func waitForRedirect(answering request: AuthorizationRequest? = nil) async throws(BrowserSignInError)
+    public func waitForRedirect(
+        answering request: AuthorizationRequest? = nil
+    ) async throws(BrowserSignInError)
         -> URL
     {
         let deadline = LoopbackClock.now + LoopbackClock.nanoseconds(timeout)
         let core = core
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<URL, BrowserSignInError>, Never>) in
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<URL, BrowserSignInError>, Never>) in
                 core.start(request: request, deadline: deadline, continuation: continuation)
             }
         } onCancel: {
@@ -469,7 +473,8 @@ final class LoopbackListenerCore: Sendable {
             if outcome == nil {
                 wakeAt = min(wakeAt, deadline)
             }
-            let milliseconds = wakeAt == UInt64.max ? 1000 : Int32(min(1000, (wakeAt - min(wakeAt, now)) / 1_000_000 + 1))
+            let milliseconds =
+                wakeAt == UInt64.max ? 1000 : Int32(min(1000, (wakeAt - min(wakeAt, now)) / 1_000_000 + 1))
             let ready = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
             if ready < 0 {
                 if errno == EINTR { continue }
@@ -545,7 +550,10 @@ final class LoopbackListenerCore: Sendable {
                 }
             } else if connection.buffer.count > maximumRequestSize {
                 let page = LoopbackRequestRules.page(title: "Request too large", "")
-                connection.stage = .writing(LoopbackRequestRules.response(431, "Request Header Fields Too Large", page), 0)
+                connection.stage = .writing(
+                    LoopbackRequestRules.response(431, "Request Header Fields Too Large", page),
+                    0
+                )
                 connection.deadline = now + readTimeout
             }
             return true

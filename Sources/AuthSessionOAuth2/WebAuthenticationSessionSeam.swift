@@ -109,7 +109,8 @@ enum WebAuthenticationRun {
         let answer = SingleAnswer()
         let holder = SessionHolder()
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<URL, BrowserSignInError>, Never>) in
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<URL, BrowserSignInError>, Never>) in
                 answer.attach(continuation)
                 do throws(BrowserSignInError) {
                     let session = try makeSession { url, error in

@@ -16,7 +16,10 @@ extension RealServerTests {
 
         @Test func loopbackSignInThroughTheConsentPageReachesTheManager() async throws {
             let server = try RealServer.require()
-            let service = try RealServer.service(role: "authorizationCodeConsent", scope: ["openid", "profile", "email"])
+            let service = try RealServer.service(
+                role: "authorizationCodeConsent",
+                scope: ["openid", "profile", "email"]
+            )
             let provider = ManagedSessionProvider(store: InMemorySessionStore(), remote: service)
             let handle = AuthSessionHandle(sessionProvider: provider)
             let browser = ConsentingBrowser(server: server)
@@ -102,7 +105,9 @@ extension RealServerTests {
                 )
                 let favicon = URL(string: "/favicon.ico", relativeTo: redirectURI)!.absoluteURL
                 strays.append(try await browser.get(favicon).status)
-                strays.append(try await browser.get(URL(string: redirectURI.absoluteString + "?code=x&state=forged")!).status)
+                strays.append(
+                    try await browser.get(URL(string: redirectURI.absoluteString + "?code=x&state=forged")!).status
+                )
                 _ = try await browser.authorize(url)
             }
             #expect(strays == [404, 400])

@@ -112,7 +112,10 @@ import Testing
     /// RFC 8252 §7.3 lets the server accept any port on a loopback redirect; the client checks
     /// that the answer reached the exact redirect URI it sent, port included.
     @Test func redirectToAnotherPortIsRefused() throws {
-        let service = OAuth2Service(configuration: Fixture.configuration, transport: StubTransport(.init(statusCode: 500)))
+        let service = OAuth2Service(
+            configuration: Fixture.configuration,
+            transport: StubTransport(.init(statusCode: 500))
+        )
         let request = try service.authorizationRequest(redirectURI: URL(string: "http://127.0.0.1:51234/callback")!)
         let state = request.state
         #expect(throws: AuthorizationRedirectError.redirectURIMismatch) {
@@ -135,7 +138,10 @@ import Testing
     /// attacker put first.
     @Test(arguments: ["state", "code", "iss", "error"])
     func aParameterTwiceIsRefused(name: String) throws {
-        let service = OAuth2Service(configuration: Fixture.configuration, transport: StubTransport(.init(statusCode: 500)))
+        let service = OAuth2Service(
+            configuration: Fixture.configuration,
+            transport: StubTransport(.init(statusCode: 500))
+        )
         let request = try service.authorizationRequest(redirectURI: URL(string: "http://127.0.0.1:8000/cb")!)
         var query = ["code=abc", "state=\(request.state)", "iss=\(Fixture.issuer)"]
         switch name {
@@ -154,8 +160,11 @@ import Testing
     /// advertises it, it must be present. A mismatch is refused before the `error` is believed.
     @Test func issuerInTheRedirectIsChecked() throws {
         let redirectURI = URL(string: "http://127.0.0.1:8000/cb")!
-        let plain = try OAuth2Service(configuration: Fixture.configuration, transport: StubTransport(.init(statusCode: 500)))
-            .authorizationRequest(redirectURI: redirectURI)
+        let plain = try OAuth2Service(
+            configuration: Fixture.configuration,
+            transport: StubTransport(.init(statusCode: 500))
+        )
+        .authorizationRequest(redirectURI: redirectURI)
         #expect(plain.issuer == Fixture.issuer && !plain.requiresIssuer)
         func redirect(_ request: AuthorizationRequest, _ extra: String) -> URL {
             URL(string: "http://127.0.0.1:8000/cb?code=abc&state=\(request.state)" + extra)!
@@ -223,7 +232,10 @@ import Testing
                     )
                 ) : .success(OAuth2HTTPResponse(statusCode: 404))
         }
-        let metadata = try await OAuth2ServerMetadata.discover(issuer: URL(string: "https://a.example/o")!, transport: silent)
+        let metadata = try await OAuth2ServerMetadata.discover(
+            issuer: URL(string: "https://a.example/o")!,
+            transport: silent
+        )
         #expect(!metadata.authorizationResponseIssParameterSupported)
     }
 }

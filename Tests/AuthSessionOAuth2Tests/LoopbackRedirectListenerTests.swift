@@ -65,7 +65,8 @@ import Testing
         #expect(await RawHTTPClient.get(port: port, "/callbackx?code=a&state=\(request.state)")?.status == 404)
         #expect(await RawHTTPClient.exchange(port: port, Array("\u{1}\u{2}garbage\r\n\r\n".utf8))?.status == 400)
         #expect(await RawHTTPClient.exchange(port: port, [0xFF, 0xFE, 0x00, 0x0A, 0x0A])?.status == 400)
-        let oversized = "GET /callback?code=a&state=\(request.state) HTTP/1.1\r\nX-Fill: "
+        let oversized =
+            "GET /callback?code=a&state=\(request.state) HTTP/1.1\r\nX-Fill: "
             + String(repeating: "a", count: 8192)
         #expect(await RawHTTPClient.exchange(port: port, Array(oversized.utf8))?.status == 431)
         let post = "POST /callback?code=a&state=\(request.state) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n"
@@ -114,7 +115,9 @@ import Testing
             "/callback?error=access_denied&error_description=%3Cscript%3Ealert(1)%3C%2Fscript%3E&state=\(request.state)"
         )
         await #expect(
-            throws: BrowserSignInError.redirect(.server(code: "access_denied", description: "<script>alert(1)</script>"))
+            throws: BrowserSignInError.redirect(
+                .server(code: "access_denied", description: "<script>alert(1)</script>")
+            )
         ) {
             try await redirect.value
         }
@@ -201,7 +204,9 @@ import Testing
             #expect(error.recoverySuggestion?.isEmpty == false)
             #expect(!error.description.isEmpty)
         }
-        #expect(BrowserSignInError.redirect(.server(code: "access_denied", description: nil)).errorDescription
-            == "Sign-in was declined.")
+        #expect(
+            BrowserSignInError.redirect(.server(code: "access_denied", description: nil)).errorDescription
+                == "Sign-in was declined."
+        )
     }
 }

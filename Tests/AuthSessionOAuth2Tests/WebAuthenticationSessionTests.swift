@@ -30,13 +30,19 @@ import Testing
     }
 
     @Test func theCallbackFollowsTheRedirectURI() throws {
-        #expect(try WebAuthenticationCallback(redirectURI: URL(string: "com.example.app:/oauth")!) == .customScheme("com.example.app"))
+        #expect(
+            try WebAuthenticationCallback(redirectURI: URL(string: "com.example.app:/oauth")!)
+                == .customScheme("com.example.app")
+        )
         #expect(try WebAuthenticationCallback(redirectURI: URL(string: "MyApp://cb")!) == .customScheme("myapp"))
         #expect(
             try WebAuthenticationCallback(redirectURI: URL(string: "https://app.example.com/auth/done?x=1")!)
                 == .https(host: "app.example.com", path: "/auth/done")
         )
-        #expect(try WebAuthenticationCallback(redirectURI: URL(string: "https://app.example.com")!) == .https(host: "app.example.com", path: "/"))
+        #expect(
+            try WebAuthenticationCallback(redirectURI: URL(string: "https://app.example.com")!)
+                == .https(host: "app.example.com", path: "/")
+        )
         #expect(throws: BrowserSignInError.self, "a loopback redirect is the listener's") {
             try WebAuthenticationCallback(redirectURI: URL(string: "http://127.0.0.1:8000/callback")!)
         }
@@ -62,7 +68,12 @@ import Testing
         }
         let url = URL(string: "com.example.app:/oauth?code=a&state=b")!
         #expect(WebAuthenticationOutcome.map(url: url, error: nil, sessionErrorDomain: Self.domain) == .success(url))
-        guard case .failure(.presentationFailed) = WebAuthenticationOutcome.map(url: nil, error: nil, sessionErrorDomain: Self.domain)
+        guard
+            case .failure(.presentationFailed) = WebAuthenticationOutcome.map(
+                url: nil,
+                error: nil,
+                sessionErrorDomain: Self.domain
+            )
         else {
             Issue.record("no URL and no error is a failure")
             return

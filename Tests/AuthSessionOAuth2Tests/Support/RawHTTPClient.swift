@@ -1,9 +1,10 @@
+import Foundation
+
 #if canImport(Darwin)
 import Darwin
 #elseif canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// A client that speaks raw bytes to a loopback port, as a browser or a hostile local process
 /// would. Its socket calls block, so each exchange runs on a thread of its own, never on the
