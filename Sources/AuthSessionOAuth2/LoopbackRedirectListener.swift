@@ -317,7 +317,7 @@ struct LoopbackSockets: Sendable {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
         }
-        guard bound == 0, listen(fd, 16) == 0, configure(fd) else {
+        guard bound == 0, listen(fd, 64) == 0, configure(fd) else {
             let reason = lastError()
             closeDescriptor(fd)
             throw .listenerFailed("bind or listen on 127.0.0.1: \(reason)")
@@ -507,7 +507,8 @@ final class LoopbackListenerCore: Sendable {
     }
 
     private func acceptAll(into connections: inout [Connection], now: UInt64) {
-        while true {
+        // Bounded, so that a client connecting in a loop cannot keep the thread here.
+        for _ in 0..<(2 * Self.maximumConnections) {
             let fd = accept(sockets.listener, nil, nil)
             guard fd >= 0 else { return }
             guard configure(fd) else {

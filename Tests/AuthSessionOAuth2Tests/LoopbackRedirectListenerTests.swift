@@ -90,6 +90,26 @@ import Testing
         #expect(await silent.readToEnd().isEmpty)
     }
 
+    /// More silent connections than the listener keeps: the oldest are dropped, and the
+    /// browser's request is still served at once.
+    @Test func aFloodOfSilentConnectionsDoesNotBlockTheRedirect() async throws {
+        let listener = try LoopbackRedirectListener(timeout: 60)
+        let request = try Self.request(for: listener)
+        let waiting = Task { try await listener.waitForRedirect(answering: request) }
+        // Served: the listener's thread accepts (a full backlog would only delay the connects).
+        #expect(await RawHTTPClient.get(port: listener.port, "/not-it")?.status == 404)
+        var silent: [RawHTTPClient.Idle] = []
+        for _ in 0..<40 {
+            silent.append(try #require(RawHTTPClient.Idle(port: listener.port)))
+        }
+        let started = ContinuousClock.now
+        let reply = await RawHTTPClient.get(port: listener.port, "/callback?code=c&state=\(request.state)")
+        #expect(reply?.status == 200)
+        // Served at once, not after the silent ones' 10 s read timeout.
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(try request.grant(fromRedirect: try await waiting.value).parameters["code"] == "c")
+    }
+
     @Test func aConnectionThatStallsIsDropped() async throws {
         let listener = try LoopbackRedirectListener(timeout: 60, readTimeout: 0.2)
         let request = try Self.request(for: listener)
