@@ -6,9 +6,11 @@ import Foundation
 ///
 /// Make one with ``OAuth2Service/authorizationRequest(redirectURI:scope:additionalParameters:)``,
 /// open ``url`` in a browser (`ASWebAuthenticationSession` on Apple platforms), then pass the
-/// redirect URL to ``grant(fromRedirect:)``: it checks `state` and returns the grant for
-/// ``OAuth2Service/obtainTokens(with:)``, carrying the code verifier and the nonce. Keep the
-/// request until then: ``codeVerifier`` is a secret, so ``description`` never shows it.
+/// redirect URL to ``grant(fromRedirect:)``: it checks the redirect URI, `state` and `iss` (RFC
+/// 9207) and returns the grant for ``OAuth2Service/obtainTokens(with:)``, carrying the code
+/// verifier and the nonce. Keep the request until then: ``codeVerifier`` is a secret, so
+/// ``description`` never shows it. For a command-line or desktop app, ``LoopbackRedirectListener``
+/// receives the redirect.
 ///
 /// All operations are thread-safe.
 public struct AuthorizationRequest: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
@@ -30,6 +32,14 @@ public struct AuthorizationRequest: Sendable, Hashable, CustomStringConvertible,
     /// The OpenID Connect `nonce` the ID token must carry, when `openid` is in the scope.
     public let nonce: String?
 
+    /// The issuer an `iss` in the redirect must equal (RFC 9207), or `nil` to accept any `iss`
+    /// (a configuration without an issuer has nothing to compare it with).
+    public let issuer: String?
+
+    /// Whether the redirect must carry `iss`: the server's metadata says it always sends it
+    /// (`authorization_response_iss_parameter_supported`). A redirect without it is refused.
+    public let requiresIssuer: Bool
+
     /// Creates a request from its parts; ``OAuth2Service`` makes them for you.
     ///
     /// - Parameters:
@@ -38,13 +48,17 @@ public struct AuthorizationRequest: Sendable, Hashable, CustomStringConvertible,
     ///   - redirectURI: The redirect URI.
     ///   - scope: The scopes.
     ///   - additionalParameters: More query parameters (`prompt`, `login_hint`, ...).
+    ///   - issuer: The issuer an `iss` in the redirect must equal; `nil` accepts any.
+    ///   - requiresIssuer: Whether the redirect must carry `iss` (RFC 9207).
     /// - Returns: `nil` when the endpoint cannot carry a query.
     public init?(
         authorizationEndpoint: URL,
         clientID: String,
         redirectURI: URL,
         scope: [String],
-        additionalParameters: [String: String] = [:]
+        additionalParameters: [String: String] = [:],
+        issuer: String? = nil,
+        requiresIssuer: Bool = false
     ) {
         let state = Self.randomToken()
         let codeVerifier = Self.randomToken()
@@ -77,6 +91,8 @@ public struct AuthorizationRequest: Sendable, Hashable, CustomStringConvertible,
         self.state = state
         self.codeVerifier = codeVerifier
         self.nonce = nonce
+        self.issuer = issuer
+        self.requiresIssuer = requiresIssuer
     }
 
     /// The S256 code challenge of `verifier`: base64url(SHA-256(ASCII(verifier))).
@@ -89,34 +105,67 @@ public struct AuthorizationRequest: Sendable, Hashable, CustomStringConvertible,
 
     /// Checks the redirect that answers this request and returns the grant to exchange.
     ///
+    /// In this order, each before anything later in the query is trusted:
+    ///
+    /// 1. The redirect is to ``redirectURI``: the same scheme, host, **port** and path (RFC 8252
+    ///    §7.3 lets the server accept any port on a loopback redirect; the client still checks
+    ///    that the answer reached the one it sent).
+    /// 2. `state` appears exactly once and equals ``state``.
+    /// 3. No response parameter (`code`, `iss`, `error`, `error_description`, `error_uri`)
+    ///    appears twice: RFC 6749 §3.1 forbids it, and reading "the first" of two is reading
+    ///    whichever an attacker placed first.
+    /// 4. `iss` (RFC 9207 §2.4): when present, it must equal ``issuer`` (a simple string
+    ///    comparison), whether or not the server advertised it; when absent, the redirect is
+    ///    refused if ``requiresIssuer``. Checked before the server's `error` is believed.
+    /// 5. The server's `error`, then `code`.
+    ///
     /// - Parameter redirect: The URL the browser was sent to.
     /// - Returns: The authorization-code grant, with the code verifier and the expected nonce.
-    /// - Throws: ``AuthorizationRedirectError``: another redirect URI, a missing or different
-    ///   `state` (checked before anything else in the query is trusted), the server's `error`,
-    ///   or no `code`.
+    /// - Throws: ``AuthorizationRedirectError``; nothing has been exchanged.
     public func grant(fromRedirect redirect: URL) throws(AuthorizationRedirectError) -> AuthGrant {
         guard let components = URLComponents(url: redirect, resolvingAgainstBaseURL: false),
             let expected = URLComponents(url: redirectURI, resolvingAgainstBaseURL: false),
             components.scheme?.lowercased() == expected.scheme?.lowercased(),
             components.host?.lowercased() == expected.host?.lowercased(),
+            Self.effectivePort(of: components) == Self.effectivePort(of: expected),
             components.path == expected.path
         else {
             throw .redirectURIMismatch
         }
         let items = components.queryItems ?? []
-        func value(_ name: String) -> String? {
-            items.first { $0.name == name }?.value
+        func values(_ name: String) -> [String] {
+            items.filter { $0.name == name }.map { $0.value ?? "" }
         }
-        guard let returnedState = value("state") else { throw .missingState }
+        let states = values("state")
+        guard states.count <= 1 else { throw .duplicateParameter("state") }
+        guard let returnedState = states.first else { throw .missingState }
         guard returnedState == state else { throw .stateMismatch }
-        if let error = value("error") {
+        for name in ["code", "iss", "error", "error_description", "error_uri"] where values(name).count > 1 {
+            throw .duplicateParameter(name)
+        }
+        if let returnedIssuer = values("iss").first {
+            if let issuer, returnedIssuer != issuer { throw .issuerMismatch }
+        } else if requiresIssuer {
+            throw .missingIssuer
+        }
+        if let error = values("error").first {
             throw .server(
                 code: HTTPExchange.sanitizedCode(error),
-                description: value("error_description").map(RemoteAuthError.sanitized)
+                description: values("error_description").first.map(RemoteAuthError.sanitized)
             )
         }
-        guard let code = value("code"), !code.isEmpty else { throw .missingCode }
+        guard let code = values("code").first, !code.isEmpty else { throw .missingCode }
         return .authorizationCode(code, codeVerifier: codeVerifier, redirectURI: redirectURI, nonce: nonce)
+    }
+
+    /// The port a URL's components name, or its scheme's default (80 for `http`, 443 for `https`).
+    private static func effectivePort(of components: URLComponents) -> Int? {
+        if let port = components.port { return port }
+        switch components.scheme?.lowercased() {
+        case "http": return 80
+        case "https": return 443
+        default: return nil
+        }
     }
 
     /// The authorization URL's endpoint and the redirect URI; never the verifier.
@@ -129,7 +178,11 @@ public struct AuthorizationRequest: Sendable, Hashable, CustomStringConvertible,
 
     /// A mirror without the verifier, the state and the nonce.
     public var customMirror: Mirror {
-        Mirror(self, children: ["redirectURI": redirectURI, "hasNonce": nonce != nil], displayStyle: .struct)
+        Mirror(
+            self,
+            children: ["redirectURI": redirectURI, "hasNonce": nonce != nil, "issuer": issuer as Any],
+            displayStyle: .struct
+        )
     }
 
     /// 32 random bytes from the system's secure generator, base64url: 43 characters.
@@ -159,6 +212,17 @@ public enum AuthorizationRedirectError: Error, Sendable, Hashable, CustomStringC
     /// The redirect carries no `code`.
     case missingCode
 
+    /// A response parameter (`state`, `code`, `iss`, `error`, ...) appears more than once: the
+    /// redirect is ambiguous and none of its values is used.
+    case duplicateParameter(String)
+
+    /// The redirect's `iss` is not the issuer of the server the request was sent to (RFC 9207): a
+    /// mix-up attack, or a redirect from another server.
+    case issuerMismatch
+
+    /// The server says it always sends `iss` (RFC 9207), and this redirect has none.
+    case missingIssuer
+
     /// What is wrong.
     public var description: String {
         switch self {
@@ -170,6 +234,9 @@ public enum AuthorizationRedirectError: Error, Sendable, Hashable, CustomStringC
             return "the server answered \(RemoteAuthError.sanitized(code))"
                 + (description.map { ": \(RemoteAuthError.sanitized($0))" } ?? "")
         case .missingCode: return "the redirect carries no code"
+        case .duplicateParameter(let name): return "the redirect carries \(name) more than once"
+        case .issuerMismatch: return "the redirect's iss is not the server's issuer (RFC 9207)"
+        case .missingIssuer: return "the redirect carries no iss, which the server promised (RFC 9207)"
         }
     }
 }
@@ -177,7 +244,9 @@ public enum AuthorizationRedirectError: Error, Sendable, Hashable, CustomStringC
 extension OAuth2Service {
 
     /// Makes an authorization-code request with PKCE S256, a fresh `state`, and a `nonce` when
-    /// the scope includes `openid`.
+    /// the scope includes `openid`. Its redirect check compares `iss` with
+    /// ``OAuth2Configuration/issuer`` and requires it when
+    /// ``OAuth2Configuration/requiresIssuerInAuthorizationResponse``.
     ///
     /// - Parameters:
     ///   - redirectURI: Where the server sends the user back.
@@ -197,7 +266,9 @@ extension OAuth2Service {
                 clientID: configuration.client.id,
                 redirectURI: redirectURI,
                 scope: scope ?? configuration.scope,
-                additionalParameters: additionalParameters
+                additionalParameters: additionalParameters,
+                issuer: configuration.issuer,
+                requiresIssuer: configuration.requiresIssuerInAuthorizationResponse
             )
         else {
             throw RemoteAuthError(.unsupported("no usable authorization endpoint"))

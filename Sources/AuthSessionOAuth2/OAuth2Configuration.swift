@@ -174,6 +174,12 @@ public struct OAuth2Configuration: Sendable, Hashable {
     /// clear to the network are a bug.
     public var allowsInsecureHTTP: Bool
 
+    /// Whether every authorization response must carry the server's ``issuer`` as `iss` (RFC
+    /// 9207): `true` when the server's metadata advertises
+    /// `authorization_response_iss_parameter_supported`. An `iss` that is present is checked
+    /// either way.
+    public var requiresIssuerInAuthorizationResponse: Bool = false
+
     /// Creates a configuration.
     ///
     /// - Parameters:
@@ -234,5 +240,6 @@ public struct OAuth2Configuration: Sendable, Hashable {
             client: client,
             scope: scope
         )
+        requiresIssuerInAuthorizationResponse = metadata.authorizationResponseIssParameterSupported
     }
 }

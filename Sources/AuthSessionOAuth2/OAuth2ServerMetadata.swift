@@ -43,6 +43,11 @@ public struct OAuth2ServerMetadata: Sendable, Hashable {
     /// The scopes the server lists; empty when it lists none.
     public var scopesSupported: [String]
 
+    /// Whether the server puts its issuer in every authorization response as `iss` (RFC 9207,
+    /// `authorization_response_iss_parameter_supported`); `false` when it does not say. When
+    /// `true`, a redirect without `iss` is refused (see ``AuthorizationRequest/grant(fromRedirect:)``).
+    public var authorizationResponseIssParameterSupported: Bool
+
     /// Creates metadata.
     ///
     /// - Parameters:
@@ -57,6 +62,7 @@ public struct OAuth2ServerMetadata: Sendable, Hashable {
     ///   - grantTypesSupported: The grant types listed.
     ///   - codeChallengeMethodsSupported: The PKCE methods listed.
     ///   - scopesSupported: The scopes listed.
+    ///   - authorizationResponseIssParameterSupported: Whether authorization responses carry `iss`.
     public init(
         issuer: String,
         tokenEndpoint: URL,
@@ -68,7 +74,8 @@ public struct OAuth2ServerMetadata: Sendable, Hashable {
         jwksURI: URL? = nil,
         grantTypesSupported: [String] = [],
         codeChallengeMethodsSupported: [String] = [],
-        scopesSupported: [String] = []
+        scopesSupported: [String] = [],
+        authorizationResponseIssParameterSupported: Bool = false
     ) {
         self.issuer = issuer
         self.tokenEndpoint = tokenEndpoint
@@ -81,6 +88,7 @@ public struct OAuth2ServerMetadata: Sendable, Hashable {
         self.grantTypesSupported = grantTypesSupported
         self.codeChallengeMethodsSupported = codeChallengeMethodsSupported
         self.scopesSupported = scopesSupported
+        self.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
     }
 
     /// The metadata URLs tried for `issuer`, in order: RFC 8414's (the well-known path inserted
@@ -191,7 +199,10 @@ public struct OAuth2ServerMetadata: Sendable, Hashable {
             jwksURI: url("jwks_uri"),
             grantTypesSupported: strings("grant_types_supported"),
             codeChallengeMethodsSupported: strings("code_challenge_methods_supported"),
-            scopesSupported: strings("scopes_supported")
+            scopesSupported: strings("scopes_supported"),
+            authorizationResponseIssParameterSupported: documents.lazy.compactMap {
+                $0["authorization_response_iss_parameter_supported"]?.boolValue
+            }.first ?? false
         )
     }
 

@@ -107,6 +107,9 @@ def main():
     roles = [
         # role, client_id, type, DOT grant, redirect, algorithm, skip_authorization
         ("authorizationCode", "test-authorization-code", "public", "authorization-code", REDIRECT_URI, "RS256", True),
+        # The consent page is shown and must be approved: browser sign-in tests drive it.
+        ("authorizationCodeConsent", "test-authorization-code-consent", "public", "authorization-code", REDIRECT_URI,
+         "RS256", False),
         ("password", "test-password", "confidential", "password", None, "RS256", False),
         ("passwordPublic", "test-password-public", "public", "password", None, "RS256", False),
         ("clientCredentials", "test-client-credentials", "confidential", "client-credentials", None, "", False),

@@ -47,3 +47,11 @@ extension FileManager {
         fatalError("stand-in")
     }
 }
+
+// MARK: Sockets
+// sys/socket.h in Apple's SDK (xnu bsd/sys/socket.h): `#define SOCK_STREAM 1` (an `Int32` on
+// Darwin, where Glibc imports an enum `__socket_type`) and `#define SO_NOSIGPIPE 0x1022`, which
+// Linux lacks (it has `MSG_NOSIGNAL` instead). Used by `LoopbackRedirectListener`.
+
+public var SOCK_STREAM: Int32 { 1 }
+public var SO_NOSIGPIPE: Int32 { 0x1022 }
