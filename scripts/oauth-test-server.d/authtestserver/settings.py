@@ -103,6 +103,9 @@ OAUTH2_PROVIDER = {
     "OIDC_ENABLED": True,
     "OIDC_RSA_PRIVATE_KEY": _OIDC_KEY,
     "OIDC_ISS_ENDPOINT": ISSUER,
+    # RFC 9207: the authorization response carries `iss`, and the metadata advertises it, so the
+    # client's required-`iss` path (the mix-up defence) runs against a real server.
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
     "OAUTH_DEVICE_VERIFICATION_URI": f"{BASE_URL}/o/device/",
     "OAUTH_DEVICE_VERIFICATION_URI_COMPLETE": f"{BASE_URL}/o/device/?user_code={{user_code}}",
     "DEVICE_FLOW_INTERVAL": int(_CFG["deviceIntervalSeconds"]),
