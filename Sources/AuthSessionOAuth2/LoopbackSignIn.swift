@@ -26,7 +26,8 @@ extension OAuth2Service {
     ///   - scope: The scopes; ``OAuth2Configuration/scope`` when `nil`.
     ///   - additionalParameters: More query parameters for the authorization URL.
     ///   - timeout: Seconds to wait for the redirect; 5 minutes by default.
-    ///   - openBrowser: Opens the URL in the user's browser (or prints it). An error it throws
+    ///   - openBrowser: Opens the URL in the user's browser (or prints it); `@Sendable`, so that an
+    ///     app on the main actor can pass one. An error it throws
     ///     ends the flow with ``BrowserSignInError/presentationFailed(_:)``.
     /// - Returns: The authorization-code grant, with the PKCE verifier and the nonce.
     /// - Throws: ``BrowserSignInError``.
@@ -35,7 +36,7 @@ extension OAuth2Service {
         scope: [String]? = nil,
         additionalParameters: [String: String] = [:],
         timeout: TimeInterval = 300,
-        openBrowser: (URL) async throws -> Void
+        openBrowser: @Sendable (URL) async throws -> Void
     ) async throws(BrowserSignInError) -> AuthGrant {
         let listener = try LoopbackRedirectListener(path: path, timeout: timeout)
         defer { listener.close() }
@@ -110,7 +111,7 @@ extension ManagedSessionProvider {
         scope: [String]? = nil,
         additionalParameters: [String: String] = [:],
         timeout: TimeInterval = 300,
-        openBrowser: (URL) async throws -> Void
+        openBrowser: @Sendable (URL) async throws -> Void
     ) async throws(BrowserSignInError) -> ManagedSession {
         let grant = try await service.authorizeThroughLoopback(
             path: path,

@@ -31,10 +31,13 @@ extension ManagedSessionProvider {
     ///   after that); `superseded` or `storage` when committing.
     @discardableResult
     public func signIn(with authorization: DeviceAuthorization) async throws(ManagedSessionError) -> ManagedSession {
-        try await signIn(grantType: AuthGrant.deviceCode(authorization.deviceCode).grantType, obtainingTokens: { () throws(RemoteAuthError) -> IssuedTokens in
-            try await authorization.poll(on: clock) { grant throws(RemoteAuthError) in
-                try await remote.obtainTokens(with: grant)
+        try await signIn(
+            grantType: AuthGrant.deviceCode(authorization.deviceCode).grantType,
+            obtainingTokens: { () throws(RemoteAuthError) -> IssuedTokens in
+                try await authorization.poll(on: clock) { grant throws(RemoteAuthError) in
+                    try await remote.obtainTokens(with: grant)
+                }
             }
-        })
+        )
     }
 }

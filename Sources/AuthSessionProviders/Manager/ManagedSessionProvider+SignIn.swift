@@ -27,10 +27,13 @@ extension ManagedSessionProvider {
     ///   was cancelled.
     @discardableResult
     public func signIn(with grant: AuthGrant) async throws(ManagedSessionError) -> ManagedSession {
-        try await signIn(grantType: grant.grantType, obtainingTokens: { () throws(RemoteAuthError) -> IssuedTokens in
-            try await retryPolicy.run(clock: clock, isIdempotent: false) { _ throws(RemoteAuthError) in
-                try await remote.obtainTokens(with: grant)
+        try await signIn(
+            grantType: grant.grantType,
+            obtainingTokens: { () throws(RemoteAuthError) -> IssuedTokens in
+                try await retryPolicy.run(clock: clock, isIdempotent: false) { _ throws(RemoteAuthError) in
+                    try await remote.obtainTokens(with: grant)
+                }
             }
-        })
+        )
     }
 }

@@ -13,3 +13,10 @@ import Foundation
 open class NSApplication: NSObject {
     public static let didBecomeActiveNotification = NSNotification.Name("NSApplicationDidBecomeActiveNotification")
 }
+
+// https://developer.apple.com/documentation/appkit/nswindow: `@MainActor class NSWindow : NSResponder`
+// (an NSObject); `NSWindow()` makes one. Only Examples/SwiftUIApp's presentation anchor uses it.
+@MainActor
+open class NSWindow: NSObject {
+    public override init() {}
+}

@@ -94,13 +94,25 @@ open class ASWebAuthenticationSession: NSObject {
     }
 }
 
+// https://developer.apple.com/documentation/authenticationservices/aspresentationanchor:
+// `typealias ASPresentationAnchor = UIWindow` on iOS, `NSWindow` on macOS. This stand-in is
+// compiled once per build, after UIKit (iOS) or AppKit (macOS).
+#if canImport(UIKit)
+import UIKit
+public typealias ASPresentationAnchor = UIWindow
+#elseif canImport(AppKit)
+import AppKit
+public typealias ASPresentationAnchor = NSWindow
+#endif
+
 // https://developer.apple.com/documentation/authenticationservices/aswebauthenticationpresentationcontextproviding:
 // `@MainActor protocol ASWebAuthenticationPresentationContextProviding : NSObjectProtocol` (iOS 13,
-// macOS 10.15). Its one requirement, `presentationAnchor(for:) -> ASPresentationAnchor` (a UIWindow
-// or an NSWindow), is left out: the package neither calls nor implements it, and the anchor's
-// type differs between the two builds of this one stand-in.
+// macOS 10.15), with one requirement,
+// https://developer.apple.com/documentation/authenticationservices/aswebauthenticationpresentationcontextproviding/presentationanchor(for:).
 @MainActor
-public protocol ASWebAuthenticationPresentationContextProviding: NSObjectProtocol {}
+public protocol ASWebAuthenticationPresentationContextProviding: NSObjectProtocol {
+    func presentationAnchor(for session: ASWebAuthenticationSession) -> ASPresentationAnchor
+}
 
 // https://developer.apple.com/documentation/authenticationservices/aswebauthenticationsessionerrordomain:
 // `let ASWebAuthenticationSessionErrorDomain: String`. The codes of

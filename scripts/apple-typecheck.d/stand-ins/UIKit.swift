@@ -45,3 +45,11 @@ public struct UIBackgroundTaskIdentifier: RawRepresentable, Hashable, Sendable {
     public init(rawValue: Int) { self.rawValue = rawValue }
     public static let invalid = UIBackgroundTaskIdentifier(rawValue: 0)
 }
+
+// https://developer.apple.com/documentation/uikit/uiwindow: `@MainActor class UIWindow : UIView`
+// (a UIResponder, an NSObject); `UIWindow()` makes one. The view hierarchy in between is left out:
+// only Examples/SwiftUIApp's presentation anchor uses it.
+@MainActor
+open class UIWindow: NSObject {
+    public override init() {}
+}
