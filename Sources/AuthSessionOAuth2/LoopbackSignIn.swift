@@ -26,8 +26,9 @@ extension OAuth2Service {
     ///   - scope: The scopes; ``OAuth2Configuration/scope`` when `nil`.
     ///   - additionalParameters: More query parameters for the authorization URL.
     ///   - timeout: Seconds to wait for the redirect; 5 minutes by default.
-    ///   - openBrowser: Opens the URL in the user's browser (or prints it); `@Sendable`, so that an
-    ///     app on the main actor can pass one. An error it throws
+    ///   - isolation: The caller's actor, where `openBrowser` runs (an app on the main actor
+    ///     passes a closure that touches its views); the caller's by default.
+    ///   - openBrowser: Opens the URL in the user's browser (or prints it). An error it throws
     ///     ends the flow with ``BrowserSignInError/presentationFailed(_:)``.
     /// - Returns: The authorization-code grant, with the PKCE verifier and the nonce.
     /// - Throws: ``BrowserSignInError``.
@@ -36,7 +37,8 @@ extension OAuth2Service {
         scope: [String]? = nil,
         additionalParameters: [String: String] = [:],
         timeout: TimeInterval = 300,
-        openBrowser: @Sendable (URL) async throws -> Void
+        isolation: isolated (any Actor)? = #isolation,
+        openBrowser: (URL) async throws -> Void
     ) async throws(BrowserSignInError) -> AuthGrant {
         let listener = try LoopbackRedirectListener(path: path, timeout: timeout)
         defer { listener.close() }
@@ -84,7 +86,7 @@ extension OAuth2Service {
 extension ManagedSessionProvider {
 
     /// Signs in through the browser, for a command-line or desktop app: the loopback flow of
-    /// ``OAuth2Service/authorizeThroughLoopback(path:scope:additionalParameters:timeout:openBrowser:)``,
+    /// ``OAuth2Service/authorizeThroughLoopback(path:scope:additionalParameters:timeout:isolation:openBrowser:)``,
     /// then ``signIn(with:)`` with its authorization-code grant.
     ///
     /// ```swift
@@ -100,6 +102,7 @@ extension ManagedSessionProvider {
     ///   - scope: The scopes; the service's default when `nil`.
     ///   - additionalParameters: More query parameters for the authorization URL.
     ///   - timeout: Seconds to wait for the redirect.
+    ///   - isolation: The caller's actor, where `openBrowser` runs; the caller's by default.
     ///   - openBrowser: Opens the URL in the user's browser (or prints it).
     /// - Returns: The new session.
     /// - Throws: ``BrowserSignInError``: ``BrowserSignInError/signIn(_:)`` when the exchange or
@@ -111,13 +114,15 @@ extension ManagedSessionProvider {
         scope: [String]? = nil,
         additionalParameters: [String: String] = [:],
         timeout: TimeInterval = 300,
-        openBrowser: @Sendable (URL) async throws -> Void
+        isolation: isolated (any Actor)? = #isolation,
+        openBrowser: (URL) async throws -> Void
     ) async throws(BrowserSignInError) -> ManagedSession {
         let grant = try await service.authorizeThroughLoopback(
             path: path,
             scope: scope,
             additionalParameters: additionalParameters,
             timeout: timeout,
+            isolation: isolation,
             openBrowser: openBrowser
         )
         do {

@@ -44,6 +44,26 @@ import Testing
         _ = handle
     }
 
+    /// A desktop app calls from the main actor with a closure that touches its main-actor state
+    /// (a view model showing the URL): the closure runs there, and this compiles in Swift 6.
+    @MainActor @Test func aMainActorCallerPassesAClosureThatTouchesItsState() async throws {
+        final class SignInScreen {
+            var shownURL: URL?
+        }
+        let screen = SignInScreen()
+        let service = OAuth2Service(
+            configuration: Fixture.configuration,
+            transport: StubTransport(Fixture.json(200, Fixture.tokenJSON()))
+        )
+        let grant = try await service.authorizeThroughLoopback { url in
+            MainActor.assertIsolated("openBrowser runs on the caller's actor")
+            screen.shownURL = url
+            _ = try await Self.redirectBack(from: url)
+        }
+        #expect(grant.grantType == "authorization_code")
+        #expect(screen.shownURL?.host == "auth.example.com")
+    }
+
     @Test func aBrowserThatCannotOpenEndsTheFlowAndClosesTheListener() async throws {
         let service = OAuth2Service(
             configuration: Fixture.configuration,
