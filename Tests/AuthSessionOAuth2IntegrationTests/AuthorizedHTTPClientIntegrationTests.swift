@@ -23,21 +23,11 @@ extension RealServerTests {
         ) {
             let server = try RealServer.require()
             let service = try RealServer.service(role: "password", scope: ["openid", "profile", "email", "read"])
-            let clock = ManualClock()
-            let provider = ManagedSessionProvider(
-                store: InMemorySessionStore(),
+            return try await makeSignedInManager(
                 remote: service,
-                clock: clock,
-                configuration: .init(activationSignal: ManualActivationSignal())
+                username: server.user.username,
+                password: server.user.password
             )
-            let handle = AuthSessionHandle(
-                sessionProvider: provider,
-                biometricAuthenticator: MockBiometricAuthenticator(),
-                activationSignal: ManualActivationSignal(),
-                clock: clock
-            )
-            try await provider.signIn(with: .password(username: server.user.username, password: server.user.password))
-            return (provider, handle)
         }
 
         /// Sends `concurrentRequests` userinfo requests at once through `client`.
@@ -175,25 +165,5 @@ enum ResultFile {
             .deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent(".build").appendingPathComponent(name)
         try Data((line + "\n").utf8).write(to: url)
-    }
-}
-
-/// The error a safety net throws: what the test awaited did not happen in time.
-struct SafetyNetExpired: Error {}
-
-/// Runs `body`, failing with ``SafetyNetExpired`` after `seconds`: a safety net against a lost
-/// wake-up, not a way to wait.
-func withSafetyNet<T: Sendable>(
-    _ seconds: TimeInterval = 60,
-    _ body: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
-            throw SafetyNetExpired()
-        }
-        defer { group.cancelAll() }
-        return try await group.next()!
     }
 }

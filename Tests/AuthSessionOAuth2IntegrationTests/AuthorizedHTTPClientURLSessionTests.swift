@@ -23,19 +23,12 @@ import FoundationNetworking
         let clock = ManualClock()
         let server = InProcessAuthorizationServer(clock: clock)
         server.register(Self.user, password: "pw")
-        let provider = ManagedSessionProvider(
-            store: InMemorySessionStore(),
+        let (provider, handle) = try await makeSignedInManager(
             remote: server,
             clock: clock,
-            configuration: .init(activationSignal: ManualActivationSignal())
+            username: Self.user.identifier,
+            password: "pw"
         )
-        let handle = AuthSessionHandle(
-            sessionProvider: provider,
-            biometricAuthenticator: MockBiometricAuthenticator(),
-            activationSignal: ManualActivationSignal(),
-            clock: clock
-        )
-        try await provider.signIn(with: .password(username: Self.user.identifier, password: "pw"))
         return (provider, handle, server)
     }
 
