@@ -29,9 +29,12 @@ import Glibc
 ///   ``AuthorizationRequest`` to answer, a request without its `state` gets a 400 and the wait
 ///   goes on, so a stray or forged request cannot end the sign-in.
 /// - **Bounded**: a request's head may be ``maximumRequestSize`` bytes and must arrive within
-///   ``readTimeout`` seconds; at most 16 connections are open at once (the oldest is dropped).
-///   A hostile local client can neither hang nor exhaust it. A `Host` header other than the
-///   redirect URI's (a DNS-rebinding page) is refused.
+///   ``readTimeout`` seconds; at most 16 connections are open at once, and one that has sent
+///   nothing for a tenth of a second is dropped for a new one (a browser's request, sent as it connects, is
+///   read first). A hostile local client cannot hang it or exhaust its memory or descriptors.
+///   A local process that floods the port with connections can still delay the sign-in past
+///   its deadline (a denial of service, never a forged sign-in: the `state` is checked). A
+///   `Host` header other than the redirect URI's (a DNS-rebinding page) is refused.
 /// - **Deadline and cancellation**: the wait ends after ``timeout`` seconds
 ///   (``BrowserSignInError/timedOut``), and at once when its task is cancelled or ``close()`` is
 ///   called (``BrowserSignInError/cancelled``); the socket is closed either way.
@@ -365,8 +368,12 @@ final class LoopbackListenerCore: Sendable {
     private let maximumRequestSize: Int
     private let phase = ConcurrencySafeContainer<Phase>(.idle)
 
-    /// At most this many connections are open at once; the oldest is dropped for a new one.
+    /// At most this many connections are open at once; a silent one is dropped for a new one.
     static let maximumConnections = 16
+
+    /// How long a connection that has sent nothing is kept, at the least, before it may be dropped
+    /// for a new one: a browser's request, sent as soon as it connects, is read before then.
+    static let minimumSilentAge: UInt64 = 100_000_000
 
     init(sockets: LoopbackSockets, rules: LoopbackRequestRules, readTimeout: TimeInterval, maximumRequestSize: Int) {
         self.sockets = sockets
@@ -428,17 +435,25 @@ final class LoopbackListenerCore: Sendable {
         }
     }
 
-    private struct Connection {
+    /// One accepted connection, as the loop keeps it.
+    struct Connection {
         enum Stage {
             case reading
             case writing([UInt8], Int)
             case draining
         }
         let fd: Int32
+        let acceptedAt: UInt64
         var buffer: [UInt8] = []
         var stage = Stage.reading
         var deadline: UInt64
         var isFinal = false
+
+        /// When it may be dropped for a new connection: once it is silent and old enough.
+        var evictableAt: UInt64? {
+            guard case .reading = stage, buffer.isEmpty, !isFinal else { return nil }
+            return acceptedAt + LoopbackListenerCore.minimumSilentAge
+        }
     }
 
     /// The loop: accept, read heads, answer, until the answer, the deadline or the pipe.
@@ -460,8 +475,14 @@ final class LoopbackListenerCore: Sendable {
             }
             if let outcome, !connections.contains(where: \.isFinal) { return outcome }
 
+            // Full, with no connection that may be dropped yet: new ones wait in the backlog
+            // (a flood of silent connections cannot push out a browser's before it is read).
+            let nextEviction = connections.compactMap(\.evictableAt).min()
+            let accepts =
+                outcome == nil
+                && (connections.count < Self.maximumConnections || (nextEviction.map { $0 <= now } ?? false))
             var descriptors = [pollfd(fd: sockets.wakeRead, events: Int16(POLLIN), revents: 0)]
-            if outcome == nil {
+            if accepts {
                 descriptors.append(pollfd(fd: sockets.listener, events: Int16(POLLIN), revents: 0))
             }
             for connection in connections {
@@ -472,6 +493,7 @@ final class LoopbackListenerCore: Sendable {
             var wakeAt = connections.map(\.deadline).min() ?? UInt64.max
             if outcome == nil {
                 wakeAt = min(wakeAt, deadline)
+                if !accepts, let nextEviction { wakeAt = min(wakeAt, nextEviction) }
             }
             let milliseconds =
                 wakeAt == UInt64.max ? 1000 : Int32(min(1000, (wakeAt - min(wakeAt, now)) / 1_000_000 + 1))
@@ -483,8 +505,8 @@ final class LoopbackListenerCore: Sendable {
             if descriptors[0].revents != 0 {
                 return outcome ?? .failure(.cancelled)
             }
-            let listenerReady = outcome == nil && descriptors[1].revents != 0
-            let polled = descriptors[(outcome == nil ? 2 : 1)...]
+            let listenerReady = accepts && descriptors[1].revents != 0
+            let polled = descriptors[(accepts ? 2 : 1)...]
             var kept: [Connection] = []
             for (connection, descriptor) in zip(connections, polled) {
                 var connection = connection
@@ -515,14 +537,26 @@ final class LoopbackListenerCore: Sendable {
                 closeDescriptor(fd)
                 continue
             }
-            if connections.count >= Self.maximumConnections,
-                let oldest = connections.firstIndex(where: { !$0.isFinal })
-            {
+            if connections.count >= Self.maximumConnections {
+                // Drop the oldest connection that has sent nothing for a while; with none, the
+                // new one is closed and the rest stay in the backlog until a slot frees.
+                guard let oldest = Self.connectionToDrop(in: connections, now: now) else {
+                    closeDescriptor(fd)
+                    return
+                }
                 closeDescriptor(connections[oldest].fd)
                 connections.remove(at: oldest)
             }
-            connections.append(Connection(fd: fd, deadline: now + readTimeout))
+            connections.append(Connection(fd: fd, acceptedAt: now, deadline: now + readTimeout))
         }
+    }
+
+    /// The connection to drop for a new one: the oldest that has sent nothing for at least
+    /// ``minimumSilentAge``; never one that sent bytes, is being answered, or carries the answer.
+    static func connectionToDrop(in connections: [Connection], now: UInt64) -> Int? {
+        connections.indices
+            .filter { connections[$0].evictableAt.map { $0 <= now } ?? false }
+            .min { connections[$0].acceptedAt < connections[$1].acceptedAt }
     }
 
     /// Moves one connection on; `false` when it is done and must be closed.
