@@ -43,7 +43,7 @@ import Foundation
 /// publishes on the applying thread from inside the handle's read of it (a getter, a policy
 /// answer) for an input that was itself published that way is dropped, so a getter that
 /// publishes each time it is read costs one more step per input instead of feeding the handle for
-/// ever. Delegate callbacks and stream elements are handed over under the handle's lock, in step
+/// ever (a getter that has another thread publish, and waits for it, is not recognised). Delegate callbacks and stream elements are handed over under the handle's lock, in step
 /// order; the provider, the authenticator and the delegates themselves are only ever called with
 /// no lock of the handle held.
 public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderProtocol>: AuthSessionHandleProtocol {
