@@ -52,27 +52,23 @@ public enum BrowserSignInError: Error, Sendable, Hashable, CustomStringConvertib
         }
     }
 
-    /// A message a person can read.
-    public var errorDescription: String? {
+    /// What went wrong, as the person at the screen would put it; the wrapped error's own
+    /// problem for a refused redirect, a request that could not be made, or a failed sign-in.
+    public var problem: AuthProblem {
         switch self {
-        case .cancelled: return "Sign-in was cancelled."
-        case .timedOut: return "Sign-in took too long."
-        case .listenerFailed, .presentationFailed, .unsupportedRedirectURI, .request:
-            return "Sign-in could not be started."
-        case .redirect(.server(let code, _)) where code == "access_denied":
-            return "Sign-in was declined."
-        case .redirect: return "Sign-in could not be completed."
-        case .signIn(let error): return error.localizedDescription
+        case .cancelled: .signInDeclined
+        case .timedOut: .signInTimedOut
+        case .listenerFailed, .presentationFailed, .unsupportedRedirectURI: .appMisconfigured
+        case .redirect(let error): error.problem
+        case .request(let error): error.problem
+        case .signIn(let error): error.problem
         }
     }
 
-    /// What the person can do about it.
-    public var recoverySuggestion: String? {
-        switch self {
-        case .cancelled, .timedOut, .redirect: return "Please sign in again."
-        case .listenerFailed, .presentationFailed, .unsupportedRedirectURI, .request:
-            return "Please try again. If it keeps happening, contact the app's support."
-        case .signIn: return "Please sign in again."
-        }
-    }
+    /// A message a person can read: ``problem``'s, translated by `AuthProblem.localizer` when the
+    /// app sets one.
+    public var errorDescription: String? { problem.message }
+
+    /// What the person can do about it: ``problem``'s suggestion.
+    public var recoverySuggestion: String? { problem.recoverySuggestion }
 }

@@ -257,7 +257,20 @@ import Testing
         }
         #expect(
             BrowserSignInError.redirect(.server(code: "access_denied", description: nil)).errorDescription
-                == "Sign-in was declined."
+                == "The sign-in was cancelled or declined."
         )
+    }
+
+    /// A wrapped failure speaks with its own problem's message and suggestion, and every text
+    /// goes through the app's localizer.
+    @Test func wrappedFailuresKeepTheirProblemsWords() {
+        let offline = ManagedSessionError.remote(
+            RemoteAuthError(.network(code: URLError.notConnectedToInternet.rawValue))
+        )
+        let error = BrowserSignInError.signIn(offline)
+        #expect(error.problem == offline.problem)
+        #expect(error.errorDescription == offline.errorDescription)
+        #expect(error.recoverySuggestion == offline.recoverySuggestion)
+        #expect(BrowserSignInError.timedOut.problem == .signInTimedOut)
     }
 }

@@ -37,6 +37,9 @@ public enum AuthProblem: String, Sendable, Hashable, CaseIterable {
     /// "Waiting for you to approve the sign-in.": a device flow's answer is pending.
     case approvalPending
 
+    /// "The sign-in took too long.": no answer came back from the browser before the deadline.
+    case signInTimedOut
+
     /// "You are offline.": no connection.
     case offline
 
@@ -144,6 +147,8 @@ public enum AuthProblem: String, Sendable, Hashable, CaseIterable {
             ("The sign-in code has expired.", "Start signing in again to get a new code.")
         case .approvalPending:
             ("Waiting for you to approve the sign-in.", "Approve the sign-in on your other device.")
+        case .signInTimedOut:
+            ("The sign-in took too long.", "Start signing in again.")
         case .offline:
             ("You are offline.", "Check your internet connection and try again.")
         case .serverNotResponding:
