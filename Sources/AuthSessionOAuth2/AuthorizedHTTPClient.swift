@@ -20,9 +20,17 @@ import FoundationNetworking
 /// 401 that rejects the token, the client:
 /// 1. calls `ManagedSessionProvider.refresh(ifAccessTokenIs:minimumValidity:)`: one refresh for
 ///    any number of requests rejected with the same token, joined if one is in flight, and none
-///    at all if the token changed since this request was signed (it then retries with the new one);
+///    at all if the token changed since this request was signed (it then retries with the new one).
+///    If that refresh failed transiently (offline, a 5xx), later rejections of the same token
+///    fail with that failure, without a refresh, until the manager's retry backoff has run out;
 /// 2. sends the request again, once, with the new token, and returns that answer, whatever it is:
 ///    a second 401 is returned to the caller, never a second refresh.
+///
+/// The retry is only ever signed as the person the request was first signed for
+/// (`ManagedSession.isSameIdentity(as:)`): if that person signed out and someone else signed in
+/// while the request was out, the call fails with ``AuthorizedRequestError/session(_:)`` carrying
+/// `ManagedSessionError.superseded` (drop the answer: it was the previous person's request), and
+/// the other person's token is never sent.
 ///
 /// Which 401s reject the token: RFC 6750 §3.1 has a server answer an invalid, expired or revoked
 /// token with 401 and `WWW-Authenticate: Bearer error="invalid_token"`; many APIs send a bare 401.
@@ -99,28 +107,32 @@ public final class AuthorizedHTTPClient: Sendable {
     /// - Parameter request: The request; its `Authorization` header is replaced.
     /// - Returns: The body and the response: the retry's if there was one, whatever its status.
     /// - Throws: ``AuthorizedRequestError``: ``AuthorizedRequestError/session(_:)`` when no token
-    ///   could be had (nobody signed in, the refresh failed or ended the session),
+    ///   could be had (nobody signed in, the refresh failed or ended the session, or, with
+    ///   `ManagedSessionError.superseded`, the person the request was signed for signed out and
+    ///   another signed in before the retry),
     ///   ``AuthorizedRequestError/network(_:)``, ``AuthorizedRequestError/insecureRequest``,
     ///   ``AuthorizedRequestError/unsupportedTokenType(_:)`` or
     ///   ``AuthorizedRequestError/cancelled``.
     public func data(for request: URLRequest) async throws(AuthorizedRequestError) -> (Data, HTTPURLResponse) {
         guard Self.isSafeDestination(request.url) else { throw .insecureRequest }
-        let token: String
+        // The token and the person it belongs to, read in one step of the manager.
+        let signer: ManagedSession
         do {
-            token = try await provider.validAccessToken(minimumValidity: minimumValidity)
+            signer = try await provider.validSession(minimumValidity: minimumValidity)
         } catch {
             throw Self.failure(error)
         }
-        // The type of the token just read: a token's type does not change within a session.
-        let tokenType = provider.session?.tokenType ?? "Bearer"
-        let first = try await send(request, token: token, tokenType: tokenType)
+        let first = try await send(request, token: signer.accessToken, tokenType: signer.tokenType)
         guard Self.rejectsToken(first.1), request.httpBodyStream == nil else { return first }
         let session: ManagedSession
         do {
-            session = try await provider.refresh(ifAccessTokenIs: token, minimumValidity: minimumValidity)
+            session = try await provider.refresh(ifAccessTokenIs: signer.accessToken, minimumValidity: minimumValidity)
         } catch {
             throw Self.failure(error)
         }
+        // Someone signed out and another person signed in since the request was signed: it was
+        // that person's request, never to be sent with another's token.
+        guard session.isSameIdentity(as: signer) else { throw .session(.superseded) }
         if Task.isCancelled { throw .cancelled }
         return try await send(request, token: session.accessToken, tokenType: session.tokenType)
     }
@@ -184,31 +196,72 @@ public final class AuthorizedHTTPClient: Sendable {
 
     /// The `error` parameter of the `Bearer` challenge in a `WWW-Authenticate` value, if any.
     ///
-    /// The value is a comma-separated list of challenges (`scheme` followed by parameters) and
-    /// parameters (`name=value` or `name="quoted value"`), RFC 9110 §11.6.1.
+    /// The value is a comma-separated list of challenges (`scheme`, then one space or more and a
+    /// first parameter or a `token68`) and further parameters of the challenge before them
+    /// (`name=value` or `name="quoted value"`, with optional spaces or tabs around `=`), RFC 9110
+    /// §11.6.1 and §11.2. Scheme and parameter names are case-insensitive.
     static func bearerError(inChallenges header: String) -> String? {
         var scheme: Substring = ""
         for item in splitOutsideQuotes(header) {
-            var item = item.drop(while: \.isWhitespace)
-            if let space = item.firstIndex(where: \.isWhitespace), !item[..<space].contains("=") {
-                // A new challenge: `scheme param=value`.
-                scheme = item[..<space]
-                item = item[space...].drop(while: \.isWhitespace)
-            } else if !item.contains("=") {
-                // A new challenge with no parameters.
-                scheme = item
-                continue
+            let item = item.drop(while: isOptionalWhiteSpace)
+            let leading = item.prefix(while: isTokenCharacter)
+            guard !leading.isEmpty else { continue }
+            var parameter = item[leading.endIndex...].drop(while: isOptionalWhiteSpace)
+            if parameter.first == "=" {
+                // `name BWS "=" BWS value`: a parameter of the challenge before it.
+                parameter = item
+            } else {
+                // A new challenge, with no parameter or followed by its first one.
+                scheme = leading
             }
-            guard scheme.lowercased() == "bearer", let equals = item.firstIndex(of: "=") else { continue }
-            let name = item[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-            guard name == "error" else { continue }
-            var value = item[item.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
-                value = String(value.dropFirst().dropLast()).replacingOccurrences(of: "\\", with: "")
-            }
+            guard scheme.caseInsensitiveCompare("bearer") == .orderedSame,
+                let (name, value) = self.parameter(parameter),
+                name.caseInsensitiveCompare("error") == .orderedSame
+            else { continue }
             return value
         }
         return nil
+    }
+
+    /// The name and the value (unquoted) of `text`, an `auth-param`; `nil` for anything else (a
+    /// `token68`, nothing).
+    private static func parameter(_ text: Substring) -> (name: Substring, value: String)? {
+        let name = text.prefix(while: isTokenCharacter)
+        var rest = text[name.endIndex...].drop(while: isOptionalWhiteSpace)
+        guard !name.isEmpty, rest.first == "=" else { return nil }
+        rest = rest.dropFirst().drop(while: isOptionalWhiteSpace)
+        guard rest.first == "\"" else {
+            // A token; a `token68` ends in `=` signs and is no parameter.
+            let value = rest.prefix(while: isTokenCharacter)
+            return value.isEmpty ? nil : (name, String(value))
+        }
+        var value = ""
+        var isEscaped = false
+        for character in rest.dropFirst() {
+            if isEscaped {
+                value.append(character)
+                isEscaped = false
+            } else if character == "\\" {
+                isEscaped = true
+            } else if character == "\"" {
+                break
+            } else {
+                value.append(character)
+            }
+        }
+        return (name, value)
+    }
+
+    private static func isOptionalWhiteSpace(_ character: Character) -> Bool {
+        character == " " || character == "\t"
+    }
+
+    private static let tokenCharacters = Set(
+        "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    )
+
+    private static func isTokenCharacter(_ character: Character) -> Bool {
+        tokenCharacters.contains(character)
     }
 
     /// `text` split at the commas outside quoted strings.
@@ -244,7 +297,9 @@ public final class AuthorizedHTTPClient: Sendable {
 public enum AuthorizedRequestError: Error, Sendable, CustomStringConvertible {
 
     /// No token to send: nobody is signed in, the refresh after a 401 failed (the session stands)
-    /// or ended the session (`ManagedSessionError.endsSession`: show sign-in).
+    /// or ended the session (`ManagedSessionError.endsSession`: show sign-in), or
+    /// (`ManagedSessionError.superseded`) the person the request was signed for signed out and
+    /// another person signed in before it could be sent again.
     case session(ManagedSessionError)
 
     /// The request was not sent, or its answer not received: the `URLSession`'s error (or a
@@ -276,14 +331,43 @@ public enum AuthorizedRequestError: Error, Sendable, CustomStringConvertible {
 
 extension AuthorizedRequestError: LocalizedError {
 
-    /// A sentence for a person, without any token.
-    public var errorDescription: String? {
+    /// What went wrong, as the person using the app would put it.
+    ///
+    /// ``session(_:)`` has its error's problem. ``network(_:)``: no connection (not connected,
+    /// the connection lost, data not allowed, roaming off) is `AuthProblem.offline`; an answer
+    /// that cannot be read, `AuthProblem.serverError`; a URL the app got wrong,
+    /// `AuthProblem.appMisconfigured`; any other failure (a timeout, a host that cannot be found
+    /// or reached, TLS), `AuthProblem.serverNotResponding`. ``insecureRequest`` and
+    /// ``unsupportedTokenType(_:)`` are the app's setup: `AuthProblem.appMisconfigured`.
+    public var problem: AuthProblem {
         switch self {
-        case .session(let error): error.errorDescription
-        case .network(let error): error.localizedDescription
-        case .insecureRequest: "The request was not sent: it would not be encrypted."
-        case .unsupportedTokenType: "The request was not sent: the session's token type is not supported."
-        case .cancelled: "Cancelled."
+        case .session(let error): error.problem
+        case .network(let error): Self.problem(of: error.code)
+        case .insecureRequest, .unsupportedTokenType: .appMisconfigured
+        case .cancelled: .cancelled
+        }
+    }
+
+    /// The person's message: ``problem``'s, through `AuthProblem.localizer`.
+    public var errorDescription: String? { problem.message }
+
+    /// What the person can do: ``problem``'s suggestion, through `AuthProblem.localizer`.
+    public var recoverySuggestion: String? { problem.recoverySuggestion }
+
+    private static func problem(of code: URLError.Code) -> AuthProblem {
+        switch code {
+        case .notConnectedToInternet, .networkConnectionLost, .dataNotAllowed, .internationalRoamingOff,
+            .callIsActive:
+            .offline
+        case .badServerResponse, .cannotParseResponse, .cannotDecodeRawData, .cannotDecodeContentData,
+            .zeroByteResource, .dataLengthExceedsMaximum:
+            .serverError
+        case .badURL, .unsupportedURL, .appTransportSecurityRequiresSecureConnection:
+            .appMisconfigured
+        case .cancelled:
+            .cancelled
+        default:
+            .serverNotResponding
         }
     }
 }

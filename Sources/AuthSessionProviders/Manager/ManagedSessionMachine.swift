@@ -14,6 +14,15 @@ struct SessionWaiter {
     var rejectedAccessToken: String? = nil
 }
 
+/// A refresh that failed transiently, and until when a rejection of its access token fails with
+/// its error (the automatic retry's backoff).
+struct FailedRefresh {
+    /// The access token the refresh was to replace.
+    let accessToken: String
+    let error: ManagedSessionError
+    let retryAt: Date
+}
+
 /// The one refresh in flight.
 struct RefreshFlight: Sendable {
     let id: UInt64
@@ -148,6 +157,9 @@ struct ManagedSessionMachine {
     private var decisions: UInt64 = 0
     /// Transient failures of automatic refreshes in a row, for the retry timer's backoff.
     private var transientFailures = 0
+    /// The last refresh's transient failure, while its backoff runs: a rejection of the access
+    /// token it could not replace fails with it instead of starting another refresh.
+    private var failedRefresh: FailedRefresh?
     /// The refresh token the store still holds while ``isSessionUnsaved``: a retried write may
     /// replace only that.
     private(set) var unsavedOver: String?
@@ -356,6 +368,13 @@ struct ManagedSessionMachine {
             // retry a misconfigured refresh once each.
             return [.resume([waiter], .failure(.remote(blockingError)))]
         }
+        if isRejected, waiter.minimumValidity != nil, let failedRefresh,
+            failedRefresh.accessToken == session.accessToken, now < failedRefresh.retryAt
+        {
+            // The refresh of this very token failed moments ago and its backoff runs: waves of
+            // rejections during an outage do not hammer the token endpoint.
+            return [.resume([waiter], .failure(failedRefresh.error))]
+        }
         guard session.refreshToken != nil else {
             // Nothing to refresh with: the token as it is while it lasts, then a new sign-in.
             return isValid(session, for: 0, now: now) && !isRejected
@@ -442,6 +461,7 @@ struct ManagedSessionMachine {
         self.flight = nil
         blockingError = nil
         transientFailures = 0
+        failedRefresh = nil
         var effects: [ManagerEffect] = [redact(session)]
         if flight.isLaunch {
             outbox.append(.sessionFetched(isInitialFetch: true))
@@ -476,6 +496,11 @@ struct ManagedSessionMachine {
             let delay = min(300, 30 * pow(2, Double(min(transientFailures, 10))))
             transientFailures += 1
             effects.append(arm(at: now.addingTimeInterval(delay)))
+            failedRefresh = FailedRefresh(
+                accessToken: flight.session.accessToken,
+                error: error,
+                retryAt: now.addingTimeInterval(delay)
+            )
         }
         outbox.append(.sessionFetchFailed(error))
         effects.append(.resume(takeFlightWaiters(), .failure(error)))

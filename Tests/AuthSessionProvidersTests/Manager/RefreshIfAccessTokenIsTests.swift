@@ -92,4 +92,53 @@ import Testing
         }
         #expect(harness.server.refreshCount == 1, "one request, not six")
     }
+
+    @Test("a refresh that failed transiently: rejections of its token fail with it until its backoff runs out")
+    func transientFailureHoldsRejectionsBack() async throws {
+        let harness = ManagerHarness(retryPolicy: RetryPolicy(maximumRetries: 0, initialDelay: 0))
+        let first = try await harness.signIn()
+        harness.server.enqueueRefreshFaults([.unavailable])
+        let failure = try #require(
+            await #expect(throws: ManagedSessionError.self) {
+                try await harness.provider.refresh(ifAccessTokenIs: first.accessToken)
+            }
+        )
+        #expect(!failure.endsSession)
+        #expect(harness.server.refreshCount == 1)
+
+        harness.clock.advance(by: 29)
+        for _ in 0..<5 {
+            await #expect(throws: failure) {
+                try await harness.provider.refresh(ifAccessTokenIs: first.accessToken)
+            }
+        }
+        #expect(harness.server.refreshCount == 1, "one request, not six")
+        #expect(harness.provider.session == first)
+        // A token that is not the rejected one is not held back.
+        #expect(try await harness.provider.refresh(ifAccessTokenIs: "another-token") == first)
+
+        // The backoff runs out: a rejection refreshes again.
+        harness.clock.advance(by: 1)
+        await harness.provider.waitUntilIdle()
+        let refreshed = try await harness.provider.refresh(ifAccessTokenIs: first.accessToken)
+        #expect(refreshed.accessToken != first.accessToken)
+        #expect(harness.server.refreshCount == 2)
+    }
+
+    @Test("a refresh that failed transiently does not hold back an explicit refresh")
+    func transientFailureDoesNotHoldBackExplicitRefresh() async throws {
+        let harness = ManagerHarness(retryPolicy: RetryPolicy(maximumRetries: 0, initialDelay: 0))
+        let first = try await harness.signIn()
+        harness.server.enqueueRefreshFaults([.unavailable])
+        await #expect(throws: ManagedSessionError.self) {
+            try await harness.provider.refresh(ifAccessTokenIs: first.accessToken)
+        }
+        let refreshed = try await harness.provider.refresh()
+        #expect(refreshed.accessToken != first.accessToken)
+        #expect(harness.server.refreshCount == 2)
+        // The new token, rejected in turn, is refreshed at once: the failure was the old token's.
+        let again = try await harness.provider.refresh(ifAccessTokenIs: refreshed.accessToken)
+        #expect(again.accessToken != refreshed.accessToken)
+        #expect(harness.server.refreshCount == 3)
+    }
 }
