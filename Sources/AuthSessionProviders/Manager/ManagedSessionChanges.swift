@@ -128,7 +128,7 @@ public enum SignOutCause: Sendable, CustomStringConvertible, CustomReflectable {
 /// text rendered once, when the sign-out was decided.
 ///
 /// The text is rendered while the ended session's tokens are still registered with
-/// ``SecretRedactor``, so a token the error quotes is redacted even when the text is printed
+/// `SecretRedactor`, so a token the error quotes is redacted even when the text is printed
 /// long after the sign-out (when those tokens are no longer registered). Every rendering
 /// (`description`, `String(reflecting:)`, `dump`, and the ``SignOutCause`` and observation that
 /// carry it) shows that text only; ``error`` is the app's value, for matching
