@@ -177,7 +177,9 @@ struct ErrorMessagesTests {
         ]
         var errors: [any Error] = remote + idToken + store
         errors += remote.map(ManagedSessionError.remote) + store.map(ManagedSessionError.storage)
-        errors += [SignOutCause.requested(reason: ManagedSessionError.remote(remote[0]))].compactMap(\.error)
+        errors += [SignOutCause.requested(reason: SignOutReason(ManagedSessionError.remote(remote[0])))].compactMap(
+            \.error
+        )
         for error in errors {
             for text in renderings(of: error) {
                 for secret in secrets {

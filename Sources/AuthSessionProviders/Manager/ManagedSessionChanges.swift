@@ -13,7 +13,9 @@ public enum ManagedSessionEvent: Sendable, CustomStringConvertible, CustomReflec
 
     /// The session as the launch found it: the first element of every iteration. Never sent
     /// before the launch finished reading the store (and refreshing a session that was due), so a
-    /// signed-in user never sees `nil` here first.
+    /// signed-in user never sees `nil` here first. When a sign-in commits before the launch
+    /// finished, it carries the signed-in session and ``signedIn`` follows; when a sign-out
+    /// does, it carries `nil` and no ``signedOut(_:)`` follows.
     case initialSession
 
     /// A user signed in.
@@ -53,8 +55,9 @@ public enum SignOutCause: Sendable, CustomStringConvertible, CustomReflectable {
     /// The app signed out (``ManagedSessionProvider/signout(with:)`` without an error).
     case voluntary
 
-    /// The app signed out with a reason of its own (a failed biometric check, say).
-    case requested(reason: any Error)
+    /// The app signed out with a reason of its own (a failed biometric check, say): match its
+    /// error with ``SignOutReason/error``.
+    case requested(reason: SignOutReason)
 
     /// The access token is spent and there is no refresh token
     /// (``ManagedSessionError/refreshUnavailable``).
@@ -85,7 +88,7 @@ public enum SignOutCause: Sendable, CustomStringConvertible, CustomReflectable {
             case .signedOutElsewhere: self = .signedOutElsewhere
             default: self = .failed(error)
             }
-        case let error?: self = .requested(reason: error)
+        case let error?: self = .requested(reason: SignOutReason(error))
         }
     }
 
@@ -93,7 +96,7 @@ public enum SignOutCause: Sendable, CustomStringConvertible, CustomReflectable {
     public var error: (any Error)? {
         switch self {
         case .voluntary: nil
-        case .requested(let reason): reason
+        case .requested(let reason): reason.error
         case .expired: ManagedSessionError.refreshUnavailable
         case .endedByServer(let error): ManagedSessionError.remote(error)
         case .credentialRevoked(let state): ManagedSessionError.credentialRevoked(state)
@@ -106,7 +109,7 @@ public enum SignOutCause: Sendable, CustomStringConvertible, CustomReflectable {
     public var description: String {
         switch self {
         case .voluntary: "voluntary"
-        case .requested(let reason): "requested(\(type(of: reason)): \(SecretRedactor.redact("\(reason)")))"
+        case .requested(let reason): "requested(\(reason))"
         case .expired: "expired"
         case .endedByServer(let error): "endedByServer(\(error))"
         case .credentialRevoked(let state): "credentialRevoked(\(state))"
@@ -118,6 +121,42 @@ public enum SignOutCause: Sendable, CustomStringConvertible, CustomReflectable {
     /// The description only: `dump` never walks into an underlying error.
     public var customMirror: Mirror {
         Mirror(self, children: ["description": description], displayStyle: .enum)
+    }
+}
+
+/// The app's own reason for a sign-out (``SignOutCause/requested(reason:)``): its error, and its
+/// text rendered once, when the sign-out was decided.
+///
+/// The text is rendered while the ended session's tokens are still registered with
+/// `SecretRedactor`, so a token the error quotes is redacted even when the text is printed
+/// long after the sign-out (when those tokens are no longer registered). Every rendering
+/// (`description`, `String(reflecting:)`, `dump`, and the ``SignOutCause`` and observation that
+/// carry it) shows that text only; ``error`` is the app's value, for matching
+/// (`reason.error is MyError`), and printing it yourself renders it anew, unredacted.
+///
+/// All operations are thread-safe.
+public struct SignOutReason: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+
+    /// The error the app passed to ``ManagedSessionProvider/signout(with:)``.
+    public let error: any Error
+
+    /// `TypeName: text`, with every secret registered when it was rendered redacted.
+    public let description: String
+
+    /// Renders `error` now: call it while the secrets it may quote are registered.
+    ///
+    /// - Parameter error: The app's reason.
+    public init(_ error: any Error) {
+        self.error = error
+        self.description = "\(type(of: error)): \(SecretRedactor.redact("\(error)"))"
+    }
+
+    /// The rendered text, as ``description``.
+    public var debugDescription: String { description }
+
+    /// The rendered text only: `dump` never walks into the error.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["description": description], displayStyle: .struct)
     }
 }
 
@@ -264,13 +303,18 @@ final class SessionChangeHub: Sendable {
     }
 
     /// Publishes one event of the manager's outbox, with the runtime session as it was when the
-    /// event was queued.
+    /// event was queued, and for a sign-out the cause rendered when it was decided (made from
+    /// the event's error when `nil`).
     ///
     /// - Returns: The changes the event made (none, one, or an initial element and a sign-in).
     @discardableResult
-    func publish(_ event: AuthSessionEvent, session: ManagedSession?) -> [ManagedSessionChanges.Element] {
+    func publish(
+        _ event: AuthSessionEvent,
+        session: ManagedSession?,
+        cause: SignOutCause? = nil
+    ) -> [ManagedSessionChanges.Element] {
         let (changes, wakes) = state.withLock { state -> ([ManagedSessionChanges.Element], [Wake]) in
-            let changes = state.changes(for: event, session: session)
+            let changes = state.changes(for: event, session: session, cause: cause)
             guard !changes.isEmpty else { return ([], []) }
             state.log?.append(contentsOf: changes)
             var wakes: [Wake] = []
@@ -342,7 +386,8 @@ extension SessionChangeHub.State {
     /// the rest (fetching, failures that leave the session as it is) give none.
     fileprivate mutating func changes(
         for event: AuthSessionEvent,
-        session: ManagedSession?
+        session: ManagedSession?,
+        cause: SignOutCause?
     ) -> [ManagedSessionChanges.Element] {
         switch event {
         case .fetchingSession, .unexpectedError, .sessionFetched(isInitialFetch: false):
@@ -357,16 +402,21 @@ extension SessionChangeHub.State {
         case .sessionSignIn:
             var changes: [ManagedSessionChanges.Element] = []
             if !isLaunched {
-                // Signed in before the launch read the store: nobody was signed in until now.
+                // Signed in before the launch finished (before it read the store, or while it
+                // refreshed a stored session): the first element is the session as it is now,
+                // never a signed-out flash; the sign-in follows, so a subscriber that joined
+                // before still hears of it.
                 isLaunched = true
-                changes.append((.initialSession, nil))
+                changes.append((.initialSession, session))
             }
             current = session
             changes.append((.signedIn, session))
             return changes
         case .sessionSignedOut(let error):
             if !isLaunched {
-                // The launch ended signed out (a spent session, a corrupt store).
+                // The launch ended signed out (a spent session, a corrupt store), or the app
+                // signed out before it finished: a subscriber never saw a session, so nothing
+                // ended for it.
                 isLaunched = true
                 current = nil
                 return [(.initialSession, nil)]
@@ -374,7 +424,7 @@ extension SessionChangeHub.State {
             // Signing out with nobody signed in changes nothing.
             guard current != nil else { return [] }
             current = nil
-            return [(.signedOut(SignOutCause(error: error)), nil)]
+            return [(.signedOut(cause ?? SignOutCause(error: error)), nil)]
         case .sessionUpdated:
             guard isLaunched, let session, let previous = current, session != previous else { return [] }
             current = session
@@ -406,6 +456,13 @@ extension ManagedSessionProvider {
     ///   refreshed first if it was due) before it is sent, so a signed-in user never sees a
     ///   signed-out first element. While the store is unavailable (a locked device) it waits.
     ///   The launch starts when a handle is created with the manager.
+    /// - A change that commits before the launch finished (before a handle exists, while the
+    ///   store is locked, or while the launch refreshes a due session) ends the wait: a sign-in
+    ///   gives ``ManagedSessionEvent/initialSession`` with the signed-in session, then
+    ///   ``ManagedSessionEvent/signedIn`` with it (never a signed-out first element while someone
+    ///   is signed in, and a subscriber that joined before still hears of the sign-in); a
+    ///   sign-out gives ``ManagedSessionEvent/initialSession`` with `nil` and no
+    ///   ``ManagedSessionEvent/signedOut(_:)`` (the subscriber never saw the session it ended).
     /// - Every iteration is a subscriber: it sees every change after its initial element, none
     ///   lost or reordered, however many subscribers there are.
     /// - A slow subscriber does not slow the manager or other subscribers: its changes wait in a

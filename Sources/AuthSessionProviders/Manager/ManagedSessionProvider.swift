@@ -684,15 +684,17 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         }
         guard let proxy else { return }
         while true {
-            let next = state.withLock { state -> (event: AuthSessionEvent, session: ManagedSession?)? in
+            let next = state.withLock {
+                state -> (event: AuthSessionEvent, session: ManagedSession?, signOut: QueuedSignOut?)? in
                 guard let next = state.machine.takeEvent() else {
                     state.isDraining = false
                     return nil
                 }
-                return next
+                let signOut = SignOutLedger.isSignOut(next.event) ? state.signOuts.drained() : nil
+                return (next.event, next.session, signOut)
             }
-            guard let (event, session) = next else { return }
-            instrumentation.published(event, session: session)
+            guard let (event, session, signOut) = next else { return }
+            instrumentation.published(event, session: session, signOut: signOut)
             proxy?.publish(event, for: self)
         }
     }
@@ -1292,10 +1294,14 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         revokes: Bool,
         removing: StoredSessionRemoval = .thisUser
     ) -> SessionStoreError? {
+        // Rendered now, outside every lock, while the session's tokens are still registered for
+        // redaction: the stream and the observer print this text, never the error anew.
+        let cause = SignOutCause(error: error)
         let step = { (removesNow: Bool) in
             self.writeLock.withLock { _ in
                 self.signOutLocked(
                     error: error,
+                    cause: cause,
                     reason: reason,
                     ifGeneration: ifGeneration,
                     removing: removing,
@@ -1353,6 +1359,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// the events.
     private func signOutLocked(
         error: (any Error)?,
+        cause: SignOutCause,
         reason: ManagedSessionError?,
         ifGeneration: UInt64?,
         removing: StoredSessionRemoval,
@@ -1407,6 +1414,8 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             state.withLock { $0.pendingRemoval = pending }
         }
         state.withLock { state in
+            let signOut = QueuedSignOut(cause: cause, endedSession: plan.ended != nil)
+            state.signOuts.queue(signOut, behind: state.machine.outbox.filter(SignOutLedger.isSignOut).count)
             state.machine.outbox.append(.sessionSignedOut(error: error))
             if let removeError {
                 let reported = AuthSessionError.signingOutFailure(error: ManagedSessionError.storage(removeError))
@@ -1560,6 +1569,8 @@ private struct ProviderState {
     var machine: ManagedSessionMachine
     weak var proxy: (any AuthSessionEventProxy)?
     var isDraining = false
+    /// The sign-outs this provider queued, as they were decided (their rendered causes).
+    var signOuts = SignOutLedger()
     var tasks: [TaskSlot: ScheduledTask] = [:]
     var lastTaskID: UInt64 = 0
     /// Tasks whose body ended before they were recorded in `tasks`.

@@ -42,7 +42,9 @@ public enum ManagedSessionObservation: Sendable, CustomStringConvertible, Custom
     case signInFinished(grantType: String, error: ManagedSessionError?, duration: TimeInterval)
 
     /// The session ended (or a sign-out was asked for with nobody signed in: `wasSignedIn` is
-    /// `false`).
+    /// `false`). A sign-out while the launch refreshes a stored session ended that session:
+    /// `wasSignedIn` is `true`. The cause's text was rendered when the sign-out was decided (see
+    /// ``SignOutReason``).
     case signedOut(cause: SignOutCause, wasSignedIn: Bool)
 
     /// A refresh started; `isLaunch` when the launch refreshes a stored session that was due.

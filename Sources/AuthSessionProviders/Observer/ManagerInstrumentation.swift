@@ -16,18 +16,22 @@ final class ManagerInstrumentation: Sendable {
         delivery = ObservationDelivery(observer: observer)
     }
 
-    /// One event of the outbox, with the runtime session as it was when the event was queued.
-    func published(_ event: AuthSessionEvent, session: ManagedSession?) {
-        let changes = changes.publish(event, session: session)
+    /// One event of the outbox, with the runtime session as it was when the event was queued,
+    /// and, for a sign-out the provider queued, what it recorded when it decided it.
+    func published(_ event: AuthSessionEvent, session: ManagedSession?, signOut: QueuedSignOut? = nil) {
+        let changes = changes.publish(event, session: session, cause: signOut?.cause)
         switch event {
         case .sessionSignedOut(let error):
             let ended = changes.contains {
                 if case .signedOut = $0.event { return true }
                 return false
             }
-            // A launch that ends signed out (a spent session, a corrupt store) ended a session too.
+            // A launch that ends signed out (a spent session, a corrupt store) ended a session too,
+            // and so did a sign-out of the session the launch was still refreshing.
             let launchEnded = error != nil && changes.contains { $0.event.isInitial }
-            delivery.send(.signedOut(cause: SignOutCause(error: error), wasSignedIn: ended || launchEnded))
+            let wasSignedIn = ended || launchEnded || signOut?.endedSession == true
+            let cause = signOut?.cause ?? SignOutCause(error: error)
+            delivery.send(.signedOut(cause: cause, wasSignedIn: wasSignedIn))
         case .unexpectedError(let error):
             switch error {
             case .sessionFetchFailed(let cause as ManagedSessionError):
@@ -59,6 +63,43 @@ final class ManagerInstrumentation: Sendable {
     /// The refresh `flightID` ended: its counters.
     func endRefresh(_ flightID: UInt64) -> RefreshCounters {
         refreshCounters.withLock { $0.removeValue(forKey: flightID) } ?? RefreshCounters()
+    }
+}
+
+/// A sign-out the provider queued itself, as it was when it was decided: its cause rendered
+/// while the ended session's tokens were still registered with ``SecretRedactor``, and whether
+/// it ended a session (the launch may still have been refreshing it, unknown to the stream).
+struct QueuedSignOut: Sendable {
+    let cause: SignOutCause
+    let endedSession: Bool
+}
+
+/// Pairs the sign-outs the provider queues with their events in the outbox.
+///
+/// The outbox holds the handle's events (`sessionSignedOut(error:)` carries the app's error as
+/// it is), and the machine queues sign-outs of its own; each sign-out event is numbered by its
+/// place among all the sign-outs ever queued, which is the number drained so far plus those
+/// still in the outbox. Used under the provider's lock.
+struct SignOutLedger {
+    private var entries: [UInt64: QueuedSignOut] = [:]
+    private var drainedCount: UInt64 = 0
+
+    /// Records `signOut` for the sign-out event about to be queued behind
+    /// `signOutsInOutbox` others.
+    mutating func queue(_ signOut: QueuedSignOut, behind signOutsInOutbox: Int) {
+        entries[drainedCount + UInt64(signOutsInOutbox)] = signOut
+    }
+
+    /// A sign-out event left the outbox: what was recorded for it, if the provider queued it.
+    mutating func drained() -> QueuedSignOut? {
+        defer { drainedCount += 1 }
+        return entries.removeValue(forKey: drainedCount)
+    }
+
+    /// Whether `event` is a sign-out.
+    static func isSignOut(_ event: AuthSessionEvent) -> Bool {
+        if case .sessionSignedOut = event { return true }
+        return false
     }
 }
 

@@ -90,6 +90,45 @@ struct ObservedManager {
     }
 }
 
+/// The app's own sign-out reason, quoting a token.
+private struct RejectedTokenError: Error {
+    let detail: String
+}
+
+/// Issues short, numbered tokens that do not look like credentials: only the exact redaction of
+/// registered tokens can hide them.
+private final class ShortTokenRemote: RemoteAuthService, Sendable {
+    private let counter = ConcurrencySafeContainer(0)
+
+    private func next() -> Int {
+        counter.withLock {
+            $0 += 1
+            return $0
+        }
+    }
+
+    func obtainTokens(with grant: AuthGrant) async throws(RemoteAuthError) -> IssuedTokens {
+        let n = next()
+        return IssuedTokens(
+            accessToken: "acc\(n)qzwx",
+            refreshToken: "ref\(n)qzwx",
+            expiresIn: 3600,
+            user: ManagedUser(identifier: "alice", name: "Alice")
+        )
+    }
+
+    func refresh(_ refreshToken: String, scope: [String]?) async throws(RemoteAuthError) -> IssuedTokens {
+        let n = next()
+        return IssuedTokens(accessToken: "acc\(n)qzwx", refreshToken: "ref\(n)qzwx", expiresIn: 3600)
+    }
+
+    func revoke(_ token: String, kind: TokenKind) async throws(RemoteAuthError) {}
+
+    func credentialState(for session: ManagedSession) async throws(RemoteAuthError) -> CredentialState {
+        .authorized
+    }
+}
+
 @Suite("The observer: sign-ins, sign-outs, refreshes, store failures and credential checks, off the manager's threads")
 struct ManagedSessionObserverTests {
 
@@ -223,6 +262,95 @@ struct ManagedSessionObserverTests {
         await manager.settle()
         #expect(manager.observer.lines.contains("credentialChecked(revoked)"))
         #expect(manager.observer.lines.last == "signedOut(credentialRevoked(revoked))")
+    }
+
+    @Test("a sign-out while the launch refreshes a stored session: observed as the end of that session")
+    func signOutDuringTheLaunchRefresh() async throws {
+        let clock = ManualClock()
+        let server = InProcessAuthorizationServer(clock: clock)
+        let stored = try await issuedSession(by: server, at: clock)
+        clock.advance(by: 4000)  // due: the launch refreshes it first
+        server.holdsRefreshes = true
+        let observer = RecordingObserver()
+        let provider = ManagedSessionProvider(
+            store: MockSessionStore(session: stored),
+            remote: server,
+            clock: clock,
+            configuration: .init(checksCredentialState: false, observer: observer)
+        )
+        let handle = AuthSessionHandle(
+            sessionProvider: provider,
+            biometricAuthenticator: MockBiometricAuthenticator(),
+            activationSignal: ManualActivationSignal(),
+            clock: clock
+        )
+        try await server.waitForHeldRefreshes(1, timeout: 60)
+        #expect(provider.session != nil, "the launch found the stored session")
+        try provider.signout(with: nil)
+        server.releaseHeldRefreshes()
+        await provider.waitUntilIdle()
+        await provider.observationsDelivered()
+        let signOuts = observer.lines.filter { $0.hasPrefix("signedOut") }
+        #expect(signOuts == ["signedOut(voluntary)"], "a stored session was there: it ended")
+        withExtendedLifetime(handle) {}
+    }
+
+    @Test("the app's reason for a sign-out is rendered while the session's tokens are known: none shows later")
+    func signOutReasonCarriesNoToken() async throws {
+        let manager = ObservedManager(remote: { _, _ in ShortTokenRemote() })
+        let recorder = ChangeRecorder(manager.provider)
+        var tokens: [String] = []
+        for _ in 0..<2 {
+            let session = try await manager.provider.signIn(with: .password(username: "alice", password: alicePassword))
+            let refreshed = try await manager.provider.refresh()
+            tokens += [session.accessToken, refreshed.accessToken, refreshed.refreshToken].compactMap { $0 }
+            // The app's own reason quotes the token its API rejected: short, not credential-shaped.
+            try manager.provider.signout(with: RejectedTokenError(detail: "rejected \(refreshed.accessToken)"))
+        }
+        await manager.settle()
+        try await recorder.waitForCount(7)
+        let causes = recorder.changes.compactMap { change -> SignOutCause? in
+            if case .signedOut(let cause) = change.event { return cause }
+            return nil
+        }
+        let observed = manager.observer.observations.compactMap { observation -> SignOutCause? in
+            if case .signedOut(let cause, _) = observation { return cause }
+            return nil
+        }
+        try #require(causes.count == 2 && observed.count == 2)
+        // The app still matches its own error.
+        for cause in causes + observed {
+            guard case .requested(let reason) = cause else {
+                Issue.record("not the app's reason: \(cause)")
+                continue
+            }
+            #expect(reason.error is RejectedTokenError)
+            #expect(cause.error is RejectedTokenError)
+            #expect("\(cause)".hasPrefix("requested(RejectedTokenError: "))
+        }
+        // Every rendering, long after the sign-out unregistered the tokens.
+        var renderings: [String] = []
+        for observation in manager.observer.observations {
+            var dumped = ""
+            dump(observation, to: &dumped)
+            renderings += ["\(observation)", String(reflecting: observation), dumped]
+        }
+        for change in recorder.changes {
+            var dumped = ""
+            dump(change, to: &dumped)
+            renderings += ["\(change.event)", String(reflecting: change.event), "\(change)", dumped]
+        }
+        for cause in causes + observed {
+            guard case .requested(let reason) = cause else { continue }
+            var dumped = ""
+            dump(reason, to: &dumped)
+            renderings += ["\(reason)", String(reflecting: reason), dumped]
+        }
+        for text in renderings {
+            for token in tokens where text.contains(token) {
+                Issue.record("a rendering shows token \(token): \(text)")
+            }
+        }
     }
 
     @Test("a slow observer stalls nothing: sign-in and refreshes finish while it is held; it then gets all, in order")

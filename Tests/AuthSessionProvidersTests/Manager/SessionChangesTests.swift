@@ -157,6 +157,50 @@ struct SessionChangesTests {
         _ = handle
     }
 
+    @Test("a sign-in while the launch refreshes a stored session: the first element is signed in, then signedIn")
+    func signInDuringTheLaunchRefresh() async throws {
+        let clock = ManualClock()
+        let server = InProcessAuthorizationServer(clock: clock)
+        let stored = try await issuedSession(by: server, at: clock)
+        clock.advance(by: 4000)  // due: the launch refreshes it before the first element
+        server.holdsRefreshes = true
+        let harness = ManagerHarness(stored: stored, server: server, clock: clock)
+        try await server.waitForHeldRefreshes(1, timeout: 60)
+        #expect(harness.provider.session != nil, "the launch found the stored session")
+        let recorder = ChangeRecorder(harness.provider)  // joined before the launch finished
+        let signedIn = try await harness.signIn()
+        try await recorder.waitForCount(2)
+        #expect(recorder.summary == ["initialSession | alice", "signedIn | alice"])
+        #expect(recorder.changes.map(\.session) == [signedIn, signedIn], "never a signed-out first element")
+        server.releaseHeldRefreshes()
+        await harness.settle()
+        #expect(recorder.changes.count == 2, "the superseded launch refresh changes nothing")
+        let late = ChangeRecorder(harness.provider)
+        try await late.waitForCount(1)
+        #expect(late.changes.map(\.session) == [signedIn])
+    }
+
+    @Test("a sign-out while the launch refreshes a stored session: a subscriber that joined before sees nobody")
+    func signOutDuringTheLaunchRefresh() async throws {
+        let clock = ManualClock()
+        let server = InProcessAuthorizationServer(clock: clock)
+        let stored = try await issuedSession(by: server, at: clock)
+        clock.advance(by: 4000)
+        server.holdsRefreshes = true
+        let harness = ManagerHarness(stored: stored, server: server, clock: clock)
+        try await server.waitForHeldRefreshes(1, timeout: 60)
+        let recorder = ChangeRecorder(harness.provider)  // joined before the launch finished
+        try harness.provider.signout(with: nil)
+        server.releaseHeldRefreshes()
+        await harness.settle()
+        try await recorder.waitForCount(1)
+        // It never saw the stored session, so nothing ended for it: the first element is nobody.
+        #expect(recorder.summary == ["initialSession | none"])
+        let late = ChangeRecorder(harness.provider)
+        try await late.waitForCount(1)
+        #expect(late.summary == ["initialSession | none"])
+    }
+
     @Test("sign-in, refresh, user update and sign-out, each with its session; then a new subscriber starts from now")
     func lifecycle() async throws {
         let harness = ManagerHarness()
@@ -221,7 +265,7 @@ struct SessionChangesTests {
             Issue.record("not the app's reason: \(causes[2])")
             return
         }
-        #expect(reason as? BiometricAuthenticationError == .biometryLockedout)
+        #expect(reason.error as? BiometricAuthenticationError == .biometryLockedout)
     }
 
     @Test("changes committed while an earlier one is being published keep their own sessions, in order")
