@@ -26,6 +26,9 @@ import FoundationNetworking
 /// 2. sends the request again, once, with the new token, and returns that answer, whatever it is:
 ///    a second 401 is returned to the caller, never a second refresh.
 ///
+/// A session without a refresh token cannot be refreshed: its 401 is returned as it is, and the
+/// session stands (the manager ends it when its access token expires).
+///
 /// The retry is only ever signed as the person the request was first signed for
 /// (`ManagedSession.isSameIdentity(as:)`): if that person signed out and someone else signed in
 /// while the request was out, the call fails with ``AuthorizedRequestError/session(_:)`` carrying
@@ -127,6 +130,10 @@ public final class AuthorizedHTTPClient: Sendable {
         let session: ManagedSession
         do {
             session = try await provider.refresh(ifAccessTokenIs: signer.accessToken, minimumValidity: minimumValidity)
+        } catch .refreshUnavailable {
+            // Nothing to refresh with, and the manager keeps the session (one API's 401 is not
+            // the authority on it): the API's answer is the answer.
+            return first
         } catch {
             throw Self.failure(error)
         }

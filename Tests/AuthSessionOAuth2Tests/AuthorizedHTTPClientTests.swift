@@ -251,6 +251,29 @@ import FoundationNetworking
         #expect(harness.api.received.isEmpty)
     }
 
+    @Test("a session without a refresh token: its 401 is the answer, and the session stands")
+    func rejectionWithoutARefreshTokenIsReturned() async throws {
+        let now = ManualClock().now.timeIntervalSince1970
+        let stored = ManagedSession(
+            accessToken: "at-without-refresh",
+            refreshToken: nil,
+            expiresAt: now + 3600,
+            issuedAt: now,
+            user: AuthorizerHarness.user
+        )
+        // A token the in-process server never issued: its credential verdict is not asked for.
+        let harness = AuthorizerHarness(stored: stored, checksCredentialState: false)
+        harness.api.reject("at-without-refresh")
+
+        let (_, response) = try await withSafetyNet { try await harness.client.data(for: AuthorizerHarness.request) }
+
+        #expect(response.statusCode == 401)
+        #expect(harness.api.received.count == 1, "nothing to retry with")
+        #expect(harness.server.refreshCount == 0)
+        #expect(harness.provider.session?.accessToken == "at-without-refresh")
+        #expect(harness.handle.sessionStatus.isSignedIn)
+    }
+
     @Test(
         "which 401s reject the token (RFC 6750 §3.1)",
         arguments: [

@@ -165,7 +165,7 @@ final class AuthorizerHarness: Sendable {
     let handle: AuthSessionHandle<ManagedSessionProvider>
     let client: AuthorizedHTTPClient
 
-    init(stored: ManagedSession? = nil) {
+    init(stored: ManagedSession? = nil, checksCredentialState: Bool = true) {
         server = InProcessAuthorizationServer(clock: clock)
         server.register(Self.user, password: Self.password)
         api = ScriptedResourceServer(server: server)
@@ -174,7 +174,10 @@ final class AuthorizerHarness: Sendable {
             remote: server,
             retryPolicy: RetryPolicy(maximumRetries: 0, initialDelay: 0),
             clock: clock,
-            configuration: .init(activationSignal: ManualActivationSignal())
+            configuration: .init(
+                checksCredentialState: checksCredentialState,
+                activationSignal: ManualActivationSignal()
+            )
         )
         handle = AuthSessionHandle(
             sessionProvider: provider,
