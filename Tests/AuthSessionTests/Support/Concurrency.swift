@@ -52,11 +52,12 @@ func onParallelThreads(_ count: Int, timeout: TimeInterval, _ body: @escaping @S
 ///
 /// Not thread-safe: run one round at a time, from one task.
 final class ParallelThreads: @unchecked Sendable {
-    // @unchecked: `round` is written by `run` before the threads are released through `starts`
-    // and read by them after; the semaphores and the group order those accesses.
+    // @unchecked: `round` and `isStopping` are read and written under `lock` (the semaphores and
+    // the group order the rounds; the lock makes that order one ThreadSanitizer sees too).
 
     private let starts: [DispatchSemaphore]
     private let finished = DispatchGroup()
+    private let lock = NSLock()
     private var round: (@Sendable (Int) -> Void)?
     private var isStopping = false
 
@@ -67,8 +68,9 @@ final class ParallelThreads: @unchecked Sendable {
             let thread = Thread { [starts, self] in
                 while true {
                     starts[index].wait()
-                    if self.isStopping { return }
-                    self.round?(index)
+                    let (isStopping, round) = self.lock.withLock { (self.isStopping, self.round) }
+                    if isStopping { return }
+                    round?(index)
                     self.finished.leave()
                 }
             }
@@ -80,7 +82,7 @@ final class ParallelThreads: @unchecked Sendable {
     /// Runs `body(0..<count)`, one call on each thread, all released at once; returns when all
     /// have finished.
     func run(_ body: @escaping @Sendable (Int) -> Void) async {
-        round = body
+        lock.withLock { round = body }
         for start in starts {
             finished.enter()
             start.signal()
@@ -92,7 +94,7 @@ final class ParallelThreads: @unchecked Sendable {
 
     /// Ends the threads once they are idle. Call it when done.
     func stop() {
-        isStopping = true
+        lock.withLock { isStopping = true }
         for start in starts {
             start.signal()
         }
