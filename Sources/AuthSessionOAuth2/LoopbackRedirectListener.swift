@@ -466,7 +466,7 @@ final class LoopbackListenerCore: Sendable {
             }
         }
         while true {
-            let now = LoopbackClock.now
+            var now = LoopbackClock.now
             if outcome == nil, now >= deadline { return .failure(.timedOut) }
             connections.removeAll { connection in
                 guard now >= connection.deadline else { return false }
@@ -505,6 +505,9 @@ final class LoopbackListenerCore: Sendable {
             if descriptors[0].revents != 0 {
                 return outcome ?? .failure(.cancelled)
             }
+            // The time after the wait: `now` may be up to a second old, and a connection stamped
+            // with it would look old enough to drop the moment it is accepted.
+            now = LoopbackClock.now
             let listenerReady = accepts && descriptors[1].revents != 0
             let polled = descriptors[(accepts ? 2 : 1)...]
             var kept: [Connection] = []
@@ -531,21 +534,22 @@ final class LoopbackListenerCore: Sendable {
     private func acceptAll(into connections: inout [Connection], now: UInt64) {
         // Bounded, so that a client connecting in a loop cannot keep the thread here.
         for _ in 0..<(2 * Self.maximumConnections) {
+            // Full: only when a connection that has sent nothing for a while can make room;
+            // otherwise the new ones stay in the backlog until a slot frees.
+            var dropped: Int?
+            if connections.count >= Self.maximumConnections {
+                guard let oldest = Self.connectionToDrop(in: connections, now: now) else { return }
+                dropped = oldest
+            }
             let fd = accept(sockets.listener, nil, nil)
             guard fd >= 0 else { return }
             guard configure(fd) else {
                 closeDescriptor(fd)
                 continue
             }
-            if connections.count >= Self.maximumConnections {
-                // Drop the oldest connection that has sent nothing for a while; with none, the
-                // new one is closed and the rest stay in the backlog until a slot frees.
-                guard let oldest = Self.connectionToDrop(in: connections, now: now) else {
-                    closeDescriptor(fd)
-                    return
-                }
-                closeDescriptor(connections[oldest].fd)
-                connections.remove(at: oldest)
+            if let dropped {
+                closeDescriptor(connections[dropped].fd)
+                connections.remove(at: dropped)
             }
             connections.append(Connection(fd: fd, acceptedAt: now, deadline: now + readTimeout))
         }

@@ -10,8 +10,10 @@ extension OAuth2Service {
     /// (``authorizationRequest(redirectURI:scope:additionalParameters:)``), starts waiting for the
     /// redirect that answers the request, hands the authorization URL to `openBrowser` (which may
     /// return at once, or when the browser is done), and checks the redirect
-    /// (``AuthorizationRequest/grant(fromRedirect:)``). Cancelling the calling task ends the wait;
-    /// the listener is closed however it ends.
+    /// (``AuthorizationRequest/grant(fromRedirect:)``). Cancelling the calling task closes the
+    /// listener at once; the call returns when `openBrowser` has returned too, so a closure that
+    /// waits for the browser should end when its task is cancelled. The listener is closed
+    /// however it ends.
     ///
     /// ```swift
     /// let grant = try await service.authorizeThroughLoopback { url in

@@ -157,6 +157,37 @@ import Testing
         #expect(Core.connectionToDrop(in: connections, now: now) == 9, "the oldest silent one goes first")
     }
 
+    /// A full listener that has waited a while (its silent connections are old enough to drop):
+    /// a browser connects, a burst of silent connections follows it, and the browser sends its
+    /// request 30 ms later. The browser's connection is young, so the burst cannot push it out
+    /// (it once could: connections were stamped with the time before the listener's wait).
+    @Test func aBrowserConnectingAfterAQuietSpellIsNotPushedOutByABurst() async throws {
+        let listener = try LoopbackRedirectListener(timeout: 30, readTimeout: 10)
+        let request = try Self.request(for: listener)
+        let waiting = Task { try await listener.waitForRedirect(answering: request) }
+        var silent: [RawHTTPClient.Idle] = []
+        for _ in 0..<LoopbackListenerCore.maximumConnections {
+            silent.append(try #require(RawHTTPClient.Idle(port: listener.port)))
+        }
+        // The condition under test is elapsed time: the listener sits in its wait for longer
+        // than a connection may stay silent.
+        try await Task.sleep(for: .milliseconds(1200))
+        let browser = try #require(RawHTTPClient.Idle(port: listener.port))
+        for _ in 0..<40 {
+            silent.append(try #require(RawHTTPClient.Idle(port: listener.port)))
+        }
+        try await Task.sleep(for: .milliseconds(30))
+        browser.send(
+            Array(
+                "GET /callback?code=c&state=\(request.state) HTTP/1.1\r\nHost: 127.0.0.1:\(listener.port)\r\n\r\n".utf8
+            )
+        )
+        let reply = String(decoding: await browser.readToEnd(), as: UTF8.self)
+        #expect(reply.hasPrefix("HTTP/1.1 200"), "the browser got: \(reply.prefix(40))")
+        #expect(try request.grant(fromRedirect: try await waiting.value).parameters["code"] == "c")
+        _ = silent
+    }
+
     @Test func errorRedirectShowsTheErrorPageAndThrowsTheServersError() async throws {
         let listener = try LoopbackRedirectListener(timeout: 20)
         let request = try Self.request(for: listener)

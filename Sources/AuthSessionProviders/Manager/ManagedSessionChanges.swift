@@ -129,7 +129,10 @@ public enum SignOutCause: Sendable, CustomStringConvertible, CustomReflectable {
 ///
 /// The text is rendered while the ended session's tokens are still registered with
 /// `SecretRedactor`, so a token the error quotes is redacted even when the text is printed
-/// long after the sign-out (when those tokens are no longer registered). Every rendering
+/// long after the sign-out (when those tokens are no longer registered). Only the session's
+/// tokens of that moment are registered: a token it held before (one a refresh replaced, which
+/// may still be live) is caught only by its shape, so register such a token yourself
+/// (`SecretRedactor.register(_:)`) if your errors quote it. Every rendering
 /// (`description`, `String(reflecting:)`, `dump`, and the ``SignOutCause`` and observation that
 /// carry it) shows that text only; ``error`` is the app's value, for matching
 /// (`reason.error is MyError`), and printing it yourself renders it anew, unredacted.

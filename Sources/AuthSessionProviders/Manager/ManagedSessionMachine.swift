@@ -674,6 +674,7 @@ struct ManagedSessionMachine {
         unsavedOver = nil
         blockingError = nil
         transientFailures = 0
+        failedRefresh = nil
         lastCredentialCheck = now
         isCheckingCredential = false
         phase = .ready
@@ -704,6 +705,7 @@ struct ManagedSessionMachine {
         unsavedOver = nil
         blockingError = nil
         transientFailures = 0
+        failedRefresh = nil
         flight = nil
         isCheckingCredential = false
         lastCredentialCheck = nil

@@ -26,9 +26,10 @@ final class ManagerInstrumentation: Sendable {
                 if case .signedOut = $0.event { return true }
                 return false
             }
-            // A launch that ends signed out (a spent session, a corrupt store) ended a session too,
-            // and so did a sign-out of the session the launch was still refreshing.
-            let launchEnded = error != nil && changes.contains { $0.event.isInitial }
+            // A launch that ends signed out on its own (a spent session, a corrupt store: no
+            // sign-out was asked for) ended a session too; a sign-out that was asked for says
+            // itself whether it ended one (the session the launch was still refreshing).
+            let launchEnded = signOut == nil && error != nil && changes.contains { $0.event.isInitial }
             let wasSignedIn = ended || launchEnded || signOut?.endedSession == true
             let cause = signOut?.cause ?? SignOutCause(error: error)
             delivery.send(.signedOut(cause: cause, wasSignedIn: wasSignedIn))

@@ -49,6 +49,11 @@ enum RawHTTPClient {
             RawHTTPClient.sendAll(fd, bytes)
         }
 
+        /// Sends `bytes` now.
+        func send(_ bytes: [UInt8]) {
+            RawHTTPClient.sendAll(fd, bytes)
+        }
+
         /// Reads until the server closes (or 10 s pass) and returns what came.
         func readToEnd() async -> [UInt8] {
             let fd = fd
