@@ -75,11 +75,29 @@ public final class LoopbackRedirectListener: Sendable {
     ///   - maximumRequestSize: The largest request head, in bytes; 16 KiB by default.
     /// - Throws: ``BrowserSignInError/listenerFailed(_:)`` when the path is not a URL path or the
     ///   socket cannot be bound.
-    public init(
+    public convenience init(
         path: String = "/callback",
         timeout: TimeInterval = 300,
         readTimeout: TimeInterval = 10,
         maximumRequestSize: Int = 16 * 1024
+    ) throws(BrowserSignInError) {
+        try self.init(
+            path: path,
+            timeout: timeout,
+            readTimeout: readTimeout,
+            maximumRequestSize: maximumRequestSize,
+            minimumSilentAge: LoopbackListenerCore.minimumSilentAge
+        )
+    }
+
+    /// The initializer, with the seconds a silent connection is kept before it may be dropped for
+    /// a new one (tests on a loaded machine lengthen it).
+    init(
+        path: String,
+        timeout: TimeInterval,
+        readTimeout: TimeInterval,
+        maximumRequestSize: Int,
+        minimumSilentAge: UInt64
     ) throws(BrowserSignInError) {
         guard path.hasPrefix("/"),
             path.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") })
@@ -102,7 +120,8 @@ public final class LoopbackRedirectListener: Sendable {
             sockets: sockets,
             rules: LoopbackRequestRules(path: expectedPath, port: sockets.port),
             readTimeout: self.readTimeout,
-            maximumRequestSize: self.maximumRequestSize
+            maximumRequestSize: self.maximumRequestSize,
+            minimumSilentAge: minimumSilentAge
         )
     }
 
@@ -372,14 +391,24 @@ final class LoopbackListenerCore: Sendable {
     static let maximumConnections = 16
 
     /// How long a connection that has sent nothing is kept, at the least, before it may be dropped
-    /// for a new one: a browser's request, sent as soon as it connects, is read before then.
+    /// for a new one, in nanoseconds: a browser's request, sent as soon as it connects, is read
+    /// before then.
     static let minimumSilentAge: UInt64 = 100_000_000
 
-    init(sockets: LoopbackSockets, rules: LoopbackRequestRules, readTimeout: TimeInterval, maximumRequestSize: Int) {
+    private let silentAge: UInt64
+
+    init(
+        sockets: LoopbackSockets,
+        rules: LoopbackRequestRules,
+        readTimeout: TimeInterval,
+        maximumRequestSize: Int,
+        minimumSilentAge: UInt64 = LoopbackListenerCore.minimumSilentAge
+    ) {
         self.sockets = sockets
         self.rules = rules
         self.readTimeout = LoopbackClock.nanoseconds(readTimeout)
         self.maximumRequestSize = maximumRequestSize
+        self.silentAge = minimumSilentAge
     }
 
     /// Starts the thread, or answers at once when the listener is closed or already waited on.
@@ -444,6 +473,7 @@ final class LoopbackListenerCore: Sendable {
         }
         let fd: Int32
         let acceptedAt: UInt64
+        var silentAge = LoopbackListenerCore.minimumSilentAge
         var buffer: [UInt8] = []
         var stage = Stage.reading
         var deadline: UInt64
@@ -452,7 +482,7 @@ final class LoopbackListenerCore: Sendable {
         /// When it may be dropped for a new connection: once it is silent and old enough.
         var evictableAt: UInt64? {
             guard case .reading = stage, buffer.isEmpty, !isFinal else { return nil }
-            return acceptedAt + LoopbackListenerCore.minimumSilentAge
+            return acceptedAt + silentAge
         }
     }
 
@@ -551,7 +581,7 @@ final class LoopbackListenerCore: Sendable {
                 closeDescriptor(connections[dropped].fd)
                 connections.remove(at: dropped)
             }
-            connections.append(Connection(fd: fd, acceptedAt: now, deadline: now + readTimeout))
+            connections.append(Connection(fd: fd, acceptedAt: now, silentAge: silentAge, deadline: now + readTimeout))
         }
     }
 

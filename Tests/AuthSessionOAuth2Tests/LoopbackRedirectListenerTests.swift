@@ -162,7 +162,16 @@ import Testing
     /// request 30 ms later. The browser's connection is young, so the burst cannot push it out
     /// (it once could: connections were stamped with the time before the listener's wait).
     @Test func aBrowserConnectingAfterAQuietSpellIsNotPushedOutByABurst() async throws {
-        let listener = try LoopbackRedirectListener(timeout: 30, readTimeout: 10)
+        // Silent connections may be dropped after 0.5 s (0.1 s in apps): less than the listener's
+        // longest wait (1 s), so a stale time would show, and more than a loaded machine takes
+        // between the browser's connect and its request.
+        let listener = try LoopbackRedirectListener(
+            path: "/callback",
+            timeout: 30,
+            readTimeout: 10,
+            maximumRequestSize: 16 * 1024,
+            minimumSilentAge: 500_000_000
+        )
         let request = try Self.request(for: listener)
         let waiting = Task { try await listener.waitForRedirect(answering: request) }
         var silent: [RawHTTPClient.Idle] = []

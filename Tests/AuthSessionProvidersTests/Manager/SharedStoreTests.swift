@@ -319,9 +319,10 @@ struct SharedStoreTests {
         let (app, widget) = (processes.app, processes.widget)
         #expect(widget.provider.session != nil)
         try app.provider.signout(with: nil)
-        try await waitUntil(timeout: 60) { widget.provider.session == nil }
+        // The handle hears the sign-out a moment after the session is gone (the notice's thread
+        // publishes it): wait for the status itself.
+        try await waitUntil(timeout: 60) { widget.provider.session == nil && widget.handle.sessionStatus == .signedOut }
         await widget.settle()
-        #expect(widget.handle.sessionStatus == .signedOut)
         let causes = widget.logouts.compactMap { event -> ManagedSessionError? in
             guard case .logout(let error) = event else { return nil }
             return error as? ManagedSessionError
