@@ -120,8 +120,9 @@ import Testing
         )
         let started = ContinuousClock.now
         #expect(await stalled.readToEnd().isEmpty, "dropped without an answer")
-        // The client gives up after 10 s; the listener drops it after 0.2 s.
-        #expect(ContinuousClock.now - started < .seconds(5), "dropped at the read timeout")
+        // The client gives up after 10 s; the listener drops it after 0.2 s (seconds later on a
+        // machine loaded with a ThreadSanitizer run, still well before the client's 10).
+        #expect(ContinuousClock.now - started < .seconds(9), "dropped at the read timeout")
         // A request that reaches the listener later than 0.2 s after its connect (a loaded
         // machine) is dropped the same way: the browser's retry is served.
         var reply: RawHTTPClient.Reply?
@@ -161,7 +162,10 @@ import Testing
     /// a browser connects, a burst of silent connections follows it, and the browser sends its
     /// request 30 ms later. The browser's connection is young, so the burst cannot push it out
     /// (it once could: connections were stamped with the time before the listener's wait).
-    @Test func aBrowserConnectingAfterAQuietSpellIsNotPushedOutByABurst() async throws {
+    @Test(
+        .enabled(if: !isThreadSanitized, "a window of half a second on real sockets: plain `swift test` runs it")
+    )
+    func aBrowserConnectingAfterAQuietSpellIsNotPushedOutByABurst() async throws {
         // Silent connections may be dropped after 0.5 s (0.1 s in apps): less than the listener's
         // longest wait (1 s), so a stale time would show, and more than a loaded machine takes
         // between the browser's connect and its request.
