@@ -219,12 +219,24 @@ struct ManagedSessionMachine {
     /// The access token if it is valid for `minimumValidity` more seconds and no refresh is
     /// forced; the cheap path of `validAccessToken`.
     func validToken(minimumValidity: TimeInterval, now: Date) -> String? {
+        isFresh(minimumValidity: minimumValidity, now: now) ? session?.accessToken : nil
+    }
+
+    /// The session, when its access token stays valid `minimumValidity` more seconds and the
+    /// launch is over: ``validToken(minimumValidity:now:)`` with the session the token is of.
+    func validSession(minimumValidity: TimeInterval, now: Date) -> ManagedSession? {
+        isFresh(minimumValidity: minimumValidity, now: now) ? session : nil
+    }
+
+    /// Whether the launch is over and the session's access token stays valid `minimumValidity`
+    /// more seconds.
+    private func isFresh(minimumValidity: TimeInterval, now: Date) -> Bool {
         // The fields are read in place: binding the session would copy it, retaining every one of
         // its strings, on the path every API call takes.
-        guard phase == .ready, let expiresAt = session?.expiresAt, let issuedAt = session?.issuedAt,
-            Self.isValid(expiresAt: expiresAt, issuedAt: issuedAt, for: minimumValidity, now: now)
-        else { return nil }
-        return session?.accessToken
+        guard phase == .ready, let expiresAt = session?.expiresAt, let issuedAt = session?.issuedAt else {
+            return false
+        }
+        return Self.isValid(expiresAt: expiresAt, issuedAt: issuedAt, for: minimumValidity, now: now)
     }
 
     /// Whether `session`'s access token stays valid `minimumValidity` more seconds. A caller

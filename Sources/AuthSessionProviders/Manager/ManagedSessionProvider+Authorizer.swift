@@ -17,7 +17,11 @@ extension ManagedSessionProvider {
     ///   failure (the session stands unless ``ManagedSessionError/endsSession``), or
     ///   ``ManagedSessionError/cancelled``.
     public func validSession(minimumValidity: TimeInterval = 30) async throws(ManagedSessionError) -> ManagedSession {
-        try await waitForSession(minimumValidity: max(0, minimumValidity))
+        // The common case as `validAccessToken` takes it: one lock and one clock read.
+        if let session = validSessionIfFresh(minimumValidity: max(0, minimumValidity)) {
+            return session
+        }
+        return try await waitForSession(minimumValidity: max(0, minimumValidity))
     }
 
     /// Refreshes if the session's access token is still `rejectedAccessToken`, joining a refresh

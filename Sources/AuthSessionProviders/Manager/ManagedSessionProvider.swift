@@ -482,6 +482,13 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         return state.withLock { $0.machine.validToken(minimumValidity: minimumValidity, now: now) }
     }
 
+    /// The session if its access token stays valid `minimumValidity` more seconds: the common
+    /// case of ``validSession(minimumValidity:)``, one lock and one clock read.
+    func validSessionIfFresh(minimumValidity: TimeInterval) -> ManagedSession? {
+        let now = clock.now
+        return state.withLock { $0.machine.validSession(minimumValidity: minimumValidity, now: now) }
+    }
+
     /// ``validAccessToken(minimumValidity:)`` when the token is not valid long enough: joins or
     /// starts the refresh, or waits for the launch.
     @usableFromInline
