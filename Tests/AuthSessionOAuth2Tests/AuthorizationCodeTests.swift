@@ -14,20 +14,6 @@ import Testing
         )
     }
 
-    /// FIPS 180-4 test vectors, and the padding boundaries (55, 56, 63, 64 bytes; digests from Python's hashlib).
-    @Test(arguments: [
-        ("", "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU"),
-        ("abc", "ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0"),
-        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "JI1qYdIGOLjlwCaTDD5gOaM85Flk_yFn9uzt1BnbBsE"),
-        (String(repeating: "a", count: 55), "n0OQ-NMMLdkuyfCVtl4rmumwqSWlJY4kHJ8ekQ9zQxg"),
-        (String(repeating: "a", count: 56), "s1Q5pKxvCUi21vnjxq8PX1kM4g8b3nCQ73lwaG7Gc4o"),
-        (String(repeating: "a", count: 63), "fT50oF19sVvOStnsBljqmOPwbu7PFrTG__LaRX3cLzQ"),
-        (String(repeating: "a", count: 64), "_-BU_nrgy23GXDr5th1SCfQ5hR20PQulmXM33xVGaOs"),
-    ])
-    func sha256Vectors(message: String, digest: String) {
-        #expect(AuthorizationRequest.challenge(for: message) == digest)
-    }
-
     @Test func requestCarriesPKCEStateAndNonce() throws {
         let service = OAuth2Service(
             configuration: Fixture.configuration,
