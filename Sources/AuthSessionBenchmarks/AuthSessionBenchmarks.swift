@@ -49,6 +49,8 @@ enum AuthSessionBenchmarks {
             ("store durable save+load", { StoreBenchmarks.saveLoad(durable: true) }),
             ("store exclusive access", StoreBenchmarks.exclusiveAccess),
             ("valid-token read", ManagerBenchmarks.validTokenRead),
+            ("RS256 verification", { SignatureBenchmarks.verification(JWTSigner(.rs256(.testKeyA), keyID: "bench")) }),
+            ("ES256 verification", { SignatureBenchmarks.verification(.randomES256()) }),
         ]
         // Rows that set up each sample themselves and time only part of it; each has a note.
         let sampledRows: [(name: String, measure: (Int) -> (result: Comparison.Result, note: String))] = [

@@ -174,7 +174,8 @@ private struct RealServerLink: Sendable {
                 id: client?.clientId ?? "",
                 authentication: client?.clientSecret.map { .clientSecretBasic(secret: $0) } ?? .none
             ),
-            introspectionClient: introspector
+            introspectionClient: introspector,
+            jwksURI: server.endpoints.jwks
         )
     }
 

@@ -35,6 +35,8 @@ public struct OAuthTestServer: Sendable, Hashable, Decodable {
         public var openidConfiguration: URL
         /// The RFC 8414 metadata document.
         public var oauthAuthorizationServer: URL
+        /// The key set that verifies the server's ID tokens (`jwks_uri`).
+        public var jwks: URL
         /// The device authorization endpoint.
         public var deviceAuthorization: URL
         /// The page where a user approves a device.

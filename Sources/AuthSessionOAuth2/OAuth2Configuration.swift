@@ -174,6 +174,15 @@ public struct OAuth2Configuration: Sendable, Hashable {
     /// clear to the network are a bug.
     public var allowsInsecureHTTP: Bool
 
+    /// The issuer's key set URL (`jwks_uri`): every ID token's signature is verified with the keys
+    /// fetched from it (see `JSONWebKeySetVerifier`). Discovery sets it when the metadata names one.
+    /// `nil` with no ``keySet``: signatures are not verified, only the claims.
+    public var jwksURI: URL?
+
+    /// A fixed key set to verify ID-token signatures with, instead of fetching ``jwksURI``: for a
+    /// server whose keys the app pins.
+    public var keySet: JSONWebKeySet?
+
     /// Whether every authorization response must carry the server's ``issuer`` as `iss` (RFC
     /// 9207): `true` when the server's metadata advertises
     /// `authorization_response_iss_parameter_supported`. An `iss` that is present is checked
@@ -194,6 +203,8 @@ public struct OAuth2Configuration: Sendable, Hashable {
     ///   - maximumTokenLifetime: The longest `expires_in` accepted, in seconds.
     ///   - fetchesUserInfo: Whether a sign-in without an ID token asks userinfo.
     ///   - allowsInsecureHTTP: Whether plain `http` to non-loopback hosts is allowed.
+    ///   - jwksURI: The issuer's key set URL, to verify ID-token signatures with.
+    ///   - keySet: A fixed key set to verify ID-token signatures with.
     public init(
         issuer: String?,
         endpoints: OAuth2Endpoints,
@@ -205,7 +216,9 @@ public struct OAuth2Configuration: Sendable, Hashable {
         clockLeeway: TimeInterval = 60,
         maximumTokenLifetime: TimeInterval = 10 * 365 * 86_400,
         fetchesUserInfo: Bool = true,
-        allowsInsecureHTTP: Bool = false
+        allowsInsecureHTTP: Bool = false,
+        jwksURI: URL? = nil,
+        keySet: JSONWebKeySet? = nil
     ) {
         self.issuer = issuer
         self.endpoints = endpoints
@@ -218,9 +231,12 @@ public struct OAuth2Configuration: Sendable, Hashable {
         self.maximumTokenLifetime = maximumTokenLifetime
         self.fetchesUserInfo = fetchesUserInfo
         self.allowsInsecureHTTP = allowsInsecureHTTP
+        self.jwksURI = jwksURI
+        self.keySet = keySet
     }
 
-    /// A configuration from a server's metadata: its issuer and every endpoint it advertises.
+    /// A configuration from a server's metadata: its issuer, every endpoint it advertises, and its
+    /// `jwks_uri`, so that ID-token signatures are verified.
     ///
     /// - Parameters:
     ///   - metadata: The discovered metadata.
@@ -238,7 +254,8 @@ public struct OAuth2Configuration: Sendable, Hashable {
                 deviceAuthorization: metadata.deviceAuthorizationEndpoint
             ),
             client: client,
-            scope: scope
+            scope: scope,
+            jwksURI: metadata.jwksURI
         )
         requiresIssuerInAuthorizationResponse = metadata.authorizationResponseIssParameterSupported
     }

@@ -18,8 +18,9 @@ import FoundationNetworking
 ///   ``pollDeviceAuthorization(_:)``), with `client_secret_basic`, `client_secret_post` or no
 ///   client authentication;
 /// - revocation (RFC 7009), introspection (RFC 7662), userinfo, and credential state from them;
-/// - ID-token claim checks (`iss`, `aud`, `azp`, `exp`, `iat`, `nbf`, `nonce`, with a leeway).
-///   **Signatures are not verified**: see `IDTokenClaims`.
+/// - ID tokens: the claims checked (`iss`, `aud`, `azp`, `exp`, `iat`, `nbf`, `nonce`, with a
+///   leeway), and the signature too (`RS256`, `ES256`) whenever the configuration has a key set or
+///   a `jwks_uri` (discovery gives one), or a ``signatureVerifier`` is given.
 ///
 /// Every answer is checked before it is used: the status, the content type, the size, each
 /// field's type and range. Errors are `RemoteAuthError` values classified as transient,
@@ -32,6 +33,14 @@ public struct OAuth2Service: RemoteAuthService {
     /// The server, the client and the limits.
     public let configuration: OAuth2Configuration
 
+    /// What checks every ID token's signature before its claims are used, or `nil` when nothing
+    /// does (no key set and no `jwks_uri` configured, and none given).
+    ///
+    /// By default it comes from the configuration: a ``JSONWebKeySetVerifier`` with
+    /// ``OAuth2Configuration/keySet``, or one that fetches ``OAuth2Configuration/jwksURI`` through
+    /// this service's transport. Copies of the service share it, and so its cached keys.
+    public let signatureVerifier: (any IDTokenSignatureVerifier)?
+
     let transport: any OAuth2HTTPTransport
     let clock: any AuthSessionClock
 
@@ -41,14 +50,39 @@ public struct OAuth2Service: RemoteAuthService {
     ///   - configuration: The server, the client and the limits.
     ///   - transport: The HTTP transport; a ``URLSessionTransport`` by default.
     ///   - clock: The clock for expiry and ID-token time checks, and device-flow polling.
+    ///   - signatureVerifier: What checks ID-token signatures; `nil` (the default) takes the
+    ///     configuration's key set or `jwks_uri`, if it has one.
     public init(
         configuration: OAuth2Configuration,
         transport: any OAuth2HTTPTransport = URLSessionTransport(),
-        clock: any AuthSessionClock = SystemClock()
+        clock: any AuthSessionClock = SystemClock(),
+        signatureVerifier: (any IDTokenSignatureVerifier)? = nil
     ) {
         self.configuration = configuration
         self.transport = transport
         self.clock = clock
+        self.signatureVerifier =
+            signatureVerifier ?? Self.verifier(for: configuration, transport: transport, clock: clock)
+    }
+
+    /// The verifier a configuration names: its fixed key set, else its `jwks_uri`, else none.
+    private static func verifier(
+        for configuration: OAuth2Configuration,
+        transport: any OAuth2HTTPTransport,
+        clock: any AuthSessionClock
+    ) -> (any IDTokenSignatureVerifier)? {
+        if let keySet = configuration.keySet {
+            return JSONWebKeySetVerifier(keySet: keySet)
+        }
+        guard let jwksURI = configuration.jwksURI else { return nil }
+        return JSONWebKeySetVerifier(
+            jwksURI: jwksURI,
+            transport: transport,
+            clock: clock,
+            requestTimeout: configuration.requestTimeout,
+            maximumResponseSize: configuration.maximumResponseSize,
+            allowsInsecureHTTP: configuration.allowsInsecureHTTP
+        )
     }
 
     /// Creates a service for the server at `issuer`, from its metadata (RFC 8414 and OpenID
@@ -60,6 +94,8 @@ public struct OAuth2Service: RemoteAuthService {
     ///   - scope: The default scopes.
     ///   - transport: The HTTP transport.
     ///   - clock: The clock.
+    ///   - signatureVerifier: What checks ID-token signatures; `nil` (the default) fetches the
+    ///     keys at the metadata's `jwks_uri`, if it names one.
     /// - Returns: The service.
     /// - Throws: `RemoteAuthError` from ``OAuth2ServerMetadata/discover(issuer:transport:timeout:allowsInsecureHTTP:)``.
     public static func discover(
@@ -67,13 +103,15 @@ public struct OAuth2Service: RemoteAuthService {
         client: OAuth2Client,
         scope: [String] = [],
         transport: any OAuth2HTTPTransport = URLSessionTransport(),
-        clock: any AuthSessionClock = SystemClock()
+        clock: any AuthSessionClock = SystemClock(),
+        signatureVerifier: (any IDTokenSignatureVerifier)? = nil
     ) async throws(RemoteAuthError) -> OAuth2Service {
         let metadata = try await OAuth2ServerMetadata.discover(issuer: issuer, transport: transport)
         return OAuth2Service(
             configuration: OAuth2Configuration(metadata: metadata, client: client, scope: scope),
             transport: transport,
-            clock: clock
+            clock: clock,
+            signatureVerifier: signatureVerifier
         )
     }
 
@@ -82,7 +120,8 @@ public struct OAuth2Service: RemoteAuthService {
     /// Exchanges `grant` at the token endpoint.
     ///
     /// An ID token in the answer must pass the claim checks, including `nonce` when the grant
-    /// expects one. Without an ID token, and with ``OAuth2Configuration/fetchesUserInfo`` and an
+    /// expects one, and the ``signatureVerifier``'s check when there is one (a transient failure
+    /// to fetch the keys fails the sign-in transiently). Without an ID token, and with ``OAuth2Configuration/fetchesUserInfo`` and an
     /// `openid` scope, the user comes from the userinfo endpoint (best effort); failing that, from
     /// the `sub` of the introspection endpoint, if configured (best effort). Without either, the
     /// user's identifier is empty and the session manager tells people apart by
@@ -117,9 +156,13 @@ public struct OAuth2Service: RemoteAuthService {
 
     /// Presents `refreshToken` at the token endpoint (RFC 6749 §6).
     ///
-    /// An ID token in the answer must pass the identity checks (`iss`, `aud`, `azp`); its time
-    /// claims are not checked, because the server has already rotated the tokens and a device
-    /// clock minutes off must not throw them away. OpenID Connect also asks that its `sub`
+    /// An ID token in the answer must pass the identity checks (`iss`, `aud`, `azp`) and the
+    /// ``signatureVerifier``'s check; its time claims are not checked, because the server has
+    /// already rotated the tokens and a device clock minutes off must not throw them away. For the
+    /// same reason, when the signature cannot be checked right now (the keys cannot be fetched, or
+    /// the key is not published yet: a transient failure), the new tokens are kept without that ID
+    /// token: `IssuedTokens.idToken` and `IssuedTokens.user` are `nil`, and the session keeps its
+    /// previous ones. OpenID Connect also asks that its `sub`
     /// equal the session's: compare `IssuedTokens.user` with the session's user. The userinfo
     /// endpoint is not asked: the new tokens are never put at risk by a second request.
     ///
@@ -323,13 +366,42 @@ public struct OAuth2Service: RemoteAuthService {
             )
             let response = try await send(request)
             let object = try HTTPExchange.jsonObject(from: response)
-            return try tokens(
+            var tokens = try tokens(
                 from: object,
                 status: response.statusCode,
                 expectedNonce: expectedNonce,
                 isRefresh: isRefresh
             )
+            if let idToken = tokens.idToken, let signatureVerifier {
+                do throws(RemoteAuthError) {
+                    try await verifySignature(of: idToken, with: signatureVerifier)
+                } catch  where isRefresh && error.kind == .transient {
+                    // The old refresh token is spent: keep what the server issued, without the
+                    // claims that could not be checked.
+                    tokens.idToken = nil
+                    tokens.user = nil
+                } catch {
+                    var failure = error
+                    failure.statusCode = failure.statusCode ?? response.statusCode
+                    throw failure
+                }
+            }
+            return tokens
         }
+    }
+
+    /// Checks `idToken`'s signature with `verifier`.
+    private func verifySignature(
+        of idToken: String,
+        with verifier: any IDTokenSignatureVerifier
+    ) async throws(RemoteAuthError) {
+        let signed: JSONWebSignature
+        do throws(IDTokenValidationError) {
+            signed = try JSONWebSignature(compact: idToken)
+        } catch {
+            throw RemoteAuthError(.invalidIDToken(error))
+        }
+        try await verifier.verifySignature(of: signed)
     }
 
     /// Reads a token answer (RFC 6749 §5.1), field by field.

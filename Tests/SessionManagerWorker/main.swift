@@ -86,7 +86,8 @@ func service(for server: OAuthTestServer, clockLeeway: TimeInterval) throws(Outc
             scope: ["openid", "profile", "email", "read"],
             introspectionClient: introspector,
             requestTimeout: 10,
-            clockLeeway: clockLeeway
+            clockLeeway: clockLeeway,
+            jwksURI: endpoints.jwks
         )
     )
 }

@@ -48,7 +48,8 @@ location=$(curl -s -b "$jar" -G -o /dev/null -w '%{redirect_url}' "$(j "$E" endp
   -d response_type=code -d "client_id=$CID" --data-urlencode "redirect_uri=$REDIRECT" \
   --data-urlencode "scope=openid profile email" -d state=S1 -d nonce=N1 \
   -d "code_challenge=$CHALLENGE" -d code_challenge_method=S256)
-case "$location" in "$REDIRECT?code="*"&state=S1") ;; *) fail "authorize: Location '$location'" ;; esac
+ISS=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$(j "$E" issuer)")
+case "$location" in "$REDIRECT?code="*"&state=S1&iss=$ISS") ;; *) fail "authorize: Location '$location'" ;; esac
 code=${location#*code=}; code=${code%%&*}
 curl -s -o "$work/code.json" "$TOKEN" -d grant_type=authorization_code --data-urlencode "code=$code" \
   --data-urlencode "redirect_uri=$REDIRECT" -d "client_id=$CID" --data-urlencode "code_verifier=$VERIFIER"
@@ -94,4 +95,17 @@ curl -s -o "$work/intro.json" -u "$(j "$E" clients.introspector.clientId):$(j "$
   "$(j "$E" endpoints.introspect)" --data-urlencode "token=$AT"
 expect_json "$work/intro.json" active False
 ok "introspection and revocation"
+
+# Signing-key rotation: a new kid signs, the old one stays published, the
+# refresh token from before the rotation still works.
+kids() { curl -sf "$(j "$E" endpoints.jwks)" | python3 -c 'import json,sys; print(" ".join(k["kid"] for k in json.load(sys.stdin)["keys"]))'; }
+header_kid() { python3 -c 'import base64,json,sys; h=sys.argv[1].split(".")[0]; print(json.loads(base64.urlsafe_b64decode(h+"="*(-len(h)%4)))["kid"])' "$1"; }
+OLD=$(kids)
+poll; RT=$(j "$work/poll.json" refresh_token)  # an approved device code gives a new pair
+"$here/../oauth-test-server" rotate-key --state-dir "$(j "$E" stateDir)" > "$work/rotate.json"
+NEW=$(j "$work/rotate.json" activeKid)
+[ "$(kids)" = "$NEW $OLD" ] || fail "rotate-key: JWKS kids '$(kids)', expected '$NEW $OLD'"
+curl -s -o "$work/r3.json" "$TOKEN" -d grant_type=refresh_token -d "client_id=$DEV" --data-urlencode "refresh_token=$RT"
+[ "$(header_kid "$(j "$work/r3.json" id_token)")" = "$NEW" ] || fail "rotate-key: refresh $(cat "$work/r3.json")"
+ok "signing-key rotation"
 echo "smoke test passed"

@@ -92,7 +92,9 @@ extension IDTokenValidationError: LocalizedError {
         switch self {
         case .expired, .issuedInFuture, .notYetValid: .deviceClockWrong
         case .subjectMismatch: .sessionEnded
-        case .malformed, .missingClaim, .issuerMismatch, .audienceMismatch, .authorizedPartyMismatch, .nonceMismatch:
+        case .unknownSigningKey: .serverError
+        case .malformed, .missingClaim, .issuerMismatch, .audienceMismatch, .authorizedPartyMismatch, .nonceMismatch,
+            .unsupportedAlgorithm, .keyAlgorithmMismatch, .invalidSignature:
             .appMisconfigured
         }
     }

@@ -2,12 +2,11 @@ import Foundation
 
 /// The claims of an OpenID Connect ID token, read from its payload.
 ///
-/// **The signature is not verified.** No cryptography library may be added to this package, so
-/// an ID token is trusted because it came straight from the token endpoint over a connection the
-/// client opened itself (OpenID Connect Core §3.1.3.7 allows TLS server validation in place of
-/// the signature for that case). Do not accept ID tokens from any other channel (a deep link, a
-/// push, another app) on the strength of these checks: they catch a misconfigured or mixed-up
-/// token, not a forged one.
+/// Reading and ``validate(issuer:clientID:expectedNonce:now:leeway:checksTimeClaims:)`` check the
+/// claims only; the signature is an ``IDTokenSignatureVerifier``'s job (a
+/// ``JSONWebKeySetVerifier`` with the issuer's keys). Claims alone catch a misconfigured or
+/// mixed-up token, not a forged one: accept a token from any channel but the token endpoint (a
+/// deep link, a push, another app) only once its signature is verified too.
 ///
 /// All operations are thread-safe.
 public struct IDTokenClaims: Sendable, Hashable {
@@ -211,6 +210,21 @@ public enum IDTokenValidationError: Error, Sendable, Hashable, CustomStringConve
     /// Connect Core §12.2). The session is over; the tokens are not used.
     case subjectMismatch(expected: String, actual: String)
 
+    /// The token claims an algorithm this package does not verify (only `RS256` and `ES256`;
+    /// never `none`, never an HMAC with a public key as its secret).
+    case unsupportedAlgorithm(String)
+
+    /// The issuer's key set has no key with the token's `kid` (or, without a `kid`, none for its
+    /// algorithm), also after fetching it again.
+    case unknownSigningKey(keyID: String?)
+
+    /// The key with the token's `kid` verifies another algorithm than the one the token claims:
+    /// the algorithm is the key's, never the token's alone.
+    case keyAlgorithmMismatch(keyID: String, keyAlgorithm: String, tokenAlgorithm: String)
+
+    /// The signature is not the issuer's: the token was changed, or signed by another key.
+    case invalidSignature
+
     /// What failed, with the claim values that are not secret (cleaned as a server's text is:
     /// registered secrets and credential-shaped words redacted).
     public var description: String {
@@ -229,6 +243,12 @@ public enum IDTokenValidationError: Error, Sendable, Hashable, CustomStringConve
         case .notYetValid(let date): return "not valid before \(date)"
         case .nonceMismatch: return "nonce does not match the request's"
         case .subjectMismatch(let expected, let actual): return "subject \(actual) is not the session's \(expected)"
+        case .unsupportedAlgorithm(let algorithm): return "algorithm \(algorithm) is not supported"
+        case .unknownSigningKey(let keyID):
+            return "no signing key \(keyID ?? "for the token's algorithm") in the issuer's key set"
+        case .keyAlgorithmMismatch(let keyID, let keyAlgorithm, let tokenAlgorithm):
+            return "key \(keyID) verifies \(keyAlgorithm), the token claims \(tokenAlgorithm)"
+        case .invalidSignature: return "the signature does not verify with the issuer's key"
         }
     }
 }

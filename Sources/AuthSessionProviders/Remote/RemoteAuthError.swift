@@ -135,6 +135,10 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
         case .invalidIDToken(.subjectMismatch):
             // Another user's tokens: this session cannot go on, and a retry cannot mend it.
             return .terminal
+        case .invalidIDToken(.unknownSigningKey):
+            // The issuer may have rotated its keys a moment ago (or the verifier may not fetch
+            // them again yet): the key may appear, so this says nothing lasting.
+            return .transient
         case .unsupportedTokenType, .invalidIDToken, .unsupported:
             return .misconfiguration
         }

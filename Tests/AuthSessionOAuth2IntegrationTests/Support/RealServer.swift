@@ -58,7 +58,10 @@ enum RealServer {
             scope: scope,
             introspectionClient: try introspector(server),
             requestTimeout: timeout,
-            clockLeeway: clockLeeway
+            clockLeeway: clockLeeway,
+            // Straight to the server, not through `route`: a fault proxy's subject is the token
+            // endpoint, and every real ID token is verified with the real keys.
+            jwksURI: endpoints.jwks
         )
         return OAuth2Service(configuration: configuration, transport: URLSessionTransport(), clock: clock)
     }

@@ -56,6 +56,12 @@ final class StubTransport: OAuth2HTTPTransport {
         state.withLock { $0.handler = handler }
     }
 
+    /// The answer the handler gives `request`, without recording it: for a transport that
+    /// delegates some paths to this one.
+    func answer(_ request: SentRequest) -> Result<OAuth2HTTPResponse, RemoteAuthError> {
+        state.withLock { $0.handler }(request)
+    }
+
     func send(_ request: URLRequest, maximumResponseSize: Int) async throws(RemoteAuthError) -> OAuth2HTTPResponse {
         let sent = SentRequest(
             method: request.httpMethod ?? "GET",

@@ -7,6 +7,7 @@ scripts/oauth-test-server. Test-only: never deploy these settings.
 import os
 
 from authtestserver import config as _config
+from authtestserver import keys as _keys
 
 _CFG = _config.load()
 
@@ -102,6 +103,9 @@ OAUTH2_PROVIDER = {
     "PKCE_REQUIRED": True,
     "OIDC_ENABLED": True,
     "OIDC_RSA_PRIVATE_KEY": _OIDC_KEY,
+    # Keys retired by `oauth-test-server rotate-key` (oidc-keys-inactive.pem, newest
+    # first): published in the JWKS after the active key, never used to sign.
+    "OIDC_RSA_PRIVATE_KEYS_INACTIVE": _keys.read_pem_file(_CFG.get("oidcInactiveKeysFile")),
     "OIDC_ISS_ENDPOINT": ISSUER,
     # RFC 9207: the authorization response carries `iss`, and the metadata advertises it, so the
     # client's required-`iss` path (the mix-up defence) runs against a real server.

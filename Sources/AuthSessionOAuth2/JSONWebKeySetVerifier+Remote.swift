@@ -1,0 +1,62 @@
+import AuthSession
+import AuthSessionProviders
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension JSONWebKeySetVerifier {
+
+    /// A verifier that fetches the issuer's key set from `jwksURI` (its `jwks_uri`) with
+    /// `transport`, and keeps it as `JSONWebKeySetVerifier` describes: 24 hours, fetched again
+    /// for an unknown `kid` at most once a minute.
+    ///
+    /// ```swift
+    /// let apple = JSONWebKeySetVerifier(jwksURI: URL(string: "https://appleid.apple.com/auth/keys")!)
+    /// ```
+    ///
+    /// The answer must be a 2xx JSON document (`application/json` or `application/jwk-set+json`)
+    /// within `maximumResponseSize` bytes; anything else is a transient
+    /// `RemoteAuthError.Reason.invalidResponse(_:)` or the status's error.
+    ///
+    /// - Parameters:
+    ///   - jwksURI: The key set's URL: `https`, or `http` to loopback (or anywhere with
+    ///     `allowsInsecureHTTP`).
+    ///   - transport: The HTTP transport; a ``URLSessionTransport`` by default.
+    ///   - clock: The clock the cache's ages run on.
+    ///   - requestTimeout: Seconds the fetch may take; 30 by default.
+    ///   - maximumResponseSize: The largest key set accepted, in bytes; 256 KiB by default.
+    ///   - allowsInsecureHTTP: Whether plain `http` to other hosts than loopback is allowed.
+    ///   - cacheLifetime: How long a fetched set is used; 24 hours by default.
+    ///   - minimumRefetchInterval: The shortest time between two fetches for an unknown `kid`.
+    public convenience init(
+        jwksURI: URL,
+        transport: any OAuth2HTTPTransport = URLSessionTransport(),
+        clock: any AuthSessionClock = SystemClock(),
+        requestTimeout: TimeInterval = 30,
+        maximumResponseSize: Int = 256 * 1024,
+        allowsInsecureHTTP: Bool = false,
+        cacheLifetime: TimeInterval = 86_400,
+        minimumRefetchInterval: TimeInterval = 60
+    ) {
+        self.init(clock: clock, cacheLifetime: cacheLifetime, minimumRefetchInterval: minimumRefetchInterval) {
+            () throws(RemoteAuthError) -> JSONWebKeySet in
+            try HTTPExchange.checkScheme(of: jwksURI, allowsInsecureHTTP: allowsInsecureHTTP)
+            var request = URLRequest(
+                url: jwksURI,
+                cachePolicy: .reloadIgnoringLocalCacheData,
+                timeoutInterval: requestTimeout > 0 && requestTimeout.isFinite ? requestTimeout : 30
+            )
+            request.setValue("application/jwk-set+json, application/json", forHTTPHeaderField: "Accept")
+            let object = try HTTPExchange.jsonObject(
+                from: try await transport.send(request, maximumResponseSize: maximumResponseSize)
+            )
+            do throws(JSONWebKeySetError) {
+                return try JSONWebKeySet(jsonObject: object)
+            } catch {
+                throw RemoteAuthError(.invalidResponse("key set: \(error)"))
+            }
+        }
+    }
+}

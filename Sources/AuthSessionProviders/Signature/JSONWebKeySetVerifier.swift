@@ -1,0 +1,161 @@
+import AuthSession
+import Foundation
+
+/// Verifies ID-token signatures (`RS256`, `ES256`) with an issuer's JWK Set: a fixed one, or one
+/// fetched from the issuer's `jwks_uri` and kept in memory.
+///
+/// ```swift
+/// let verifier = JSONWebKeySetVerifier(clock: SystemClock()) { () throws(RemoteAuthError) in
+///     try await myKeySetDownload()  // AuthSessionOAuth2 has JSONWebKeySetVerifier(jwksURI:)
+/// }
+/// try await verifier.verifySignature(of: JSONWebSignature(compact: idToken))
+/// ```
+///
+/// - The key is looked up by the token's `kid` (every key of the token's algorithm when it
+///   names none). The algorithm is the key's: a token claiming another is refused, and only
+///   `RS256` and `ES256` are verified (never `none`, never `HS256` with a public key as secret).
+/// - A fetched set is used for ``cacheLifetime`` (24 hours by default), then fetched again.
+/// - A `kid` the set lacks makes it fetch again (the issuer rotated its keys), at most once per
+///   ``minimumRefetchInterval`` (a minute by default); inside that interval the key is refused as
+///   unknown, a transient refusal. Each verification waits for one fetch at most.
+/// - Concurrent verifications share one fetch. No lock is held while fetching.
+/// - A failed fetch keeps the set held: its keys still serve tokens they verify.
+///
+/// All operations are thread-safe.
+public final class JSONWebKeySetVerifier: IDTokenSignatureVerifier, CustomStringConvertible {
+
+    /// How long a fetched key set is used before it is fetched again; `.infinity` for a fixed set.
+    public var cacheLifetime: TimeInterval { state.withLock { $0.machine.lifetime } }
+
+    /// The shortest time between two fetches made for a `kid` the set does not hold.
+    public var minimumRefetchInterval: TimeInterval { state.withLock { $0.machine.minimumRefetchInterval } }
+
+    /// The key set held now, if one was fetched (or given).
+    public var keySet: JSONWebKeySet? { state.withLock { $0.machine.keySet } }
+
+    private let fetchKeySet: (@Sendable () async throws(RemoteAuthError) -> JSONWebKeySet)?
+    private let clock: any AuthSessionClock
+    private let state: ConcurrencySafeContainer<State>
+
+    private struct State {
+        var machine: KeySetCacheMachine
+        var fetch: Task<Result<JSONWebKeySet, RemoteAuthError>, Never>?
+    }
+
+    /// A verifier with a fixed key set, which it never fetches.
+    ///
+    /// - Parameter keySet: The issuer's keys.
+    public init(keySet: JSONWebKeySet) {
+        fetchKeySet = nil
+        clock = SystemClock()
+        state = ConcurrencySafeContainer(State(machine: KeySetCacheMachine(fixed: keySet)))
+    }
+
+    /// A verifier that fetches its key set with `fetchKeySet` when it needs it.
+    ///
+    /// - Parameters:
+    ///   - clock: The clock the cache's ages run on.
+    ///   - cacheLifetime: How long a fetched set is used: 24 hours by default.
+    ///   - minimumRefetchInterval: The shortest time between two fetches for an unknown `kid`:
+    ///     60 seconds by default.
+    ///   - fetchKeySet: Downloads the issuer's key set; a transient error for a network failure.
+    public init(
+        clock: any AuthSessionClock = SystemClock(),
+        cacheLifetime: TimeInterval = 86_400,
+        minimumRefetchInterval: TimeInterval = 60,
+        fetchKeySet: @escaping @Sendable () async throws(RemoteAuthError) -> JSONWebKeySet
+    ) {
+        self.fetchKeySet = fetchKeySet
+        self.clock = clock
+        let machine = KeySetCacheMachine(
+            lifetime: cacheLifetime.isNaN ? 86_400 : max(0, cacheLifetime),
+            minimumRefetchInterval: minimumRefetchInterval.isNaN ? 60 : max(0, minimumRefetchInterval)
+        )
+        state = ConcurrencySafeContainer(State(machine: machine))
+    }
+
+    /// Verifies `token`'s signature with the issuer's key for its `kid`.
+    ///
+    /// - Parameter token: The token.
+    /// - Throws: ``RemoteAuthError``: ``RemoteAuthError/Reason/invalidIDToken(_:)`` when the
+    ///   signature is not the issuer's or its key is unknown (see ``IDTokenSignatureVerifier``);
+    ///   the fetch's error when the keys cannot be fetched and none held verify the token.
+    public func verifySignature(of token: JSONWebSignature) async throws(RemoteAuthError) {
+        guard JSONWebKey.supportedAlgorithms.contains(token.algorithm) else {
+            throw Self.refusal(.unsupportedAlgorithm(String(token.algorithm.prefix(32))))
+        }
+        var hasFetched = false
+        while true {
+            let now = clock.now
+            let (decision, fetch) = state.withLock { state in
+                let decision = state.machine.decide(for: token, now: now, hasFetched: hasFetched)
+                if decision == .startFetch {
+                    state.fetch = makeFetch()
+                }
+                return (decision, state.fetch)
+            }
+            switch decision {
+            case .verify(let keys):
+                try Self.verify(token, with: keys)
+                return
+            case .refuse(let reason):
+                throw Self.refusal(reason)
+            case .startFetch, .joinFetch:
+                guard let fetch else { throw RemoteAuthError(.unsupported("no key set to fetch")) }
+                switch await fetch.value {
+                case .success:
+                    hasFetched = true
+                case .failure(let error):
+                    let held = state.withLock { $0.machine.fallbackCandidates(for: token) }
+                    guard !held.isEmpty else { throw error }
+                    try Self.verify(token, with: held)
+                    return
+                }
+            }
+        }
+    }
+
+    /// The key set's state: fixed, or its lifetime and how many keys it holds.
+    public var description: String {
+        let (machine, isFetching) = state.withLock { ($0.machine, $0.fetch != nil) }
+        let held = machine.keySet.map { "\($0.keys.count) keys" } ?? "no keys yet"
+        guard machine.canFetch else { return "JSONWebKeySetVerifier(fixed, \(held))" }
+        return
+            "JSONWebKeySetVerifier(fetched, \(held), lifetime \(machine.lifetime) s\(isFetching ? ", fetching" : ""))"
+    }
+
+    /// A task that fetches the set and records the outcome before anyone waiting on it resumes.
+    /// Detached: it belongs to no caller, so one caller's cancellation never cancels it.
+    private func makeFetch() -> Task<Result<JSONWebKeySet, RemoteAuthError>, Never> {
+        let fetchKeySet = fetchKeySet
+        return Task.detached { [state, clock] in
+            var result: Result<JSONWebKeySet, RemoteAuthError>
+            if let fetchKeySet {
+                do throws(RemoteAuthError) {
+                    result = .success(try await fetchKeySet())
+                } catch {
+                    result = .failure(error)
+                }
+            } else {
+                result = .failure(RemoteAuthError(.unsupported("a fixed key set is never fetched")))
+            }
+            let now = clock.now
+            state.withLock { state in
+                switch result {
+                case .success(let keySet): state.machine.fetched(keySet, now: now)
+                case .failure: state.machine.fetchFailed()
+                }
+                state.fetch = nil
+            }
+            return result
+        }
+    }
+
+    private static func verify(_ token: JSONWebSignature, with keys: [JSONWebKey]) throws(RemoteAuthError) {
+        guard keys.contains(where: { $0.verifies(token) }) else { throw refusal(.invalidSignature) }
+    }
+
+    private static func refusal(_ reason: IDTokenValidationError) -> RemoteAuthError {
+        RemoteAuthError(.invalidIDToken(reason))
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// A JWT in the JWS compact serialization (`header.payload.signature`, RFC 7515 §7.1), split and
+/// decoded but not yet trusted: what an ``IDTokenSignatureVerifier`` checks.
+///
+/// Parsing reads only what a verifier needs from the protected header: `alg` and `kid`. It
+/// refuses a header with `crit` (RFC 7515 §4.1.11: this package understands no extension, so it
+/// must not accept one it would ignore). Keys a header names or carries (`jku`, `jwk`, `x5u`,
+/// `x5c`) are never used: a token cannot choose the key that verifies it.
+///
+/// ``description`` shows the algorithm and the key identifier, never the token.
+///
+/// All operations are thread-safe.
+public struct JSONWebSignature: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
+
+    /// The header's `alg`: the algorithm the token claims it was signed with. A verifier takes
+    /// the algorithm from the key, and refuses a token whose claim differs.
+    public let algorithm: String
+
+    /// The header's `kid`, if present: which of the issuer's keys signed the token.
+    public let keyID: String?
+
+    /// The bytes the signature covers: the ASCII of `header.payload` as they appear in the token.
+    public let signingInput: [UInt8]
+
+    /// The decoded payload (the claims, for a JWT).
+    public let payload: Data
+
+    /// The decoded signature.
+    public let signature: [UInt8]
+
+    /// Splits and decodes a compact JWS.
+    ///
+    /// - Parameter compact: The token.
+    /// - Throws: ``IDTokenValidationError/malformed(_:)`` for anything but three base64url parts
+    ///   (at most ``IDTokenClaims/maximumLength`` bytes in all) whose header is a JSON object with
+    ///   a string `alg` and, if present, a string `kid`; for a `crit` header; and for `alg`
+    ///   `none`, or an empty signature.
+    public init(compact: String) throws(IDTokenValidationError) {
+        guard compact.utf8.count <= IDTokenClaims.maximumLength else {
+            throw .malformed("longer than \(IDTokenClaims.maximumLength) bytes")
+        }
+        let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw .malformed("not three dot-separated parts") }
+        guard let headerData = Base64URL.decode(parts[0]),
+            let payload = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2])
+        else {
+            throw .malformed("a part is not base64url")
+        }
+        guard let header = try? JSONValue.decode(headerData).objectValue else {
+            throw .malformed("header is not a JSON object")
+        }
+        guard let algorithm = header["alg"]?.stringValue, !algorithm.isEmpty else {
+            throw .malformed("header has no alg")
+        }
+        guard algorithm.lowercased() != "none" else { throw .malformed("unsecured (alg none)") }
+        guard header["crit"] == nil else { throw .malformed("header names critical extensions") }
+        switch header["kid"] {
+        case nil, .null?: keyID = nil
+        case .string(let value)?: keyID = value
+        default: throw .malformed("kid is not a string")
+        }
+        guard !signature.isEmpty else { throw .malformed("empty signature") }
+        self.algorithm = algorithm
+        self.signingInput = Array(compact.utf8[..<parts[1].endIndex])
+        self.payload = payload
+        self.signature = Array(signature)
+    }
+
+    /// The algorithm and the key identifier; never the token.
+    public var description: String {
+        "JSONWebSignature(alg: \(RemoteAuthError.sanitized(String(algorithm.prefix(32)))), kid: \(keyID.map { RemoteAuthError.sanitized(String($0.prefix(64))) } ?? "none"))"
+    }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+
+    /// A mirror with the algorithm and the key identifier only: `dump` never shows the token.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["algorithm": algorithm, "keyID": keyID as Any], displayStyle: .struct)
+    }
+}

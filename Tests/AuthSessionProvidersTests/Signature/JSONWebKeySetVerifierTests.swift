@@ -1,0 +1,250 @@
+import AuthSession
+import AuthSessionMocks
+import AuthSessionProviders
+import Foundation
+import Testing
+
+/// The verifier's promises: the algorithm is the key's, the key is the `kid`'s, a set is kept a
+/// day, an unknown `kid` fetches again at most once a minute, concurrent verifications share one
+/// fetch, and a failed fetch keeps the keys it had.
+@Suite struct JSONWebKeySetVerifierTests {
+
+    let es256 = JWTSigner.randomES256()
+    let rs256 = JWTSigner(.rs256(.testKeyA), keyID: "rsa-a")
+
+    @Test func verifiesTokensSignedByEachKeyOfItsSet() async {
+        let verifier = JSONWebKeySetVerifier(keySet: JSONWebKeySet(keys: [es256.publicKey, rs256.publicKey]))
+        #expect(await verificationError(verifier, es256.sign(claims: someClaims())) == nil)
+        #expect(await verificationError(verifier, rs256.sign(claims: someClaims())) == nil)
+    }
+
+    @Test func refusesATokenWhosePayloadChangedByOneByte() async {
+        let verifier = JSONWebKeySetVerifier(keySet: JSONWebKeySet(keys: [es256.publicKey, rs256.publicKey]))
+        for signer in [es256, rs256] {
+            let error = await verificationError(verifier, tamperedPayload(signer.sign(claims: someClaims())))
+            #expect(error.flatMap(refusal) == .invalidSignature, "\(signer.algorithm)")
+            #expect(error?.kind == .misconfiguration)
+        }
+    }
+
+    @Test func refusesATokenSignedByAnotherKeyUnderTheSameKid() async {
+        let impostor = JWTSigner(.rs256(.testKeyB), keyID: rs256.keyID)
+        let verifier = JSONWebKeySetVerifier(keySet: JSONWebKeySet(keys: [rs256.publicKey]))
+        let error = await verificationError(verifier, impostor.sign(claims: someClaims()))
+        #expect(error.flatMap(refusal) == .invalidSignature)
+    }
+
+    @Test func theAlgorithmIsTheKeysNeverTheTokensAlone() async {
+        let verifier = JSONWebKeySetVerifier(keySet: JSONWebKeySet(keys: [rs256.publicKey]))
+        // HS256 with the RSA key's public bytes as the HMAC secret: never even tried.
+        let hmac = rs256.sign(claims: someClaims(), extraHeader: ["alg": "HS256"])
+        #expect(await verificationError(verifier, hmac).flatMap(refusal) == .unsupportedAlgorithm("HS256"))
+        // `none`, any spelling: refused when the token is read.
+        for none in ["none", "None", "NONE"] {
+            let unsecured = rs256.sign(claims: someClaims(), extraHeader: ["alg": none])
+            #expect(await verificationError(verifier, unsecured).flatMap(refusal) == .malformed("unsecured (alg none)"))
+        }
+        // The RSA key's kid with a claim of ES256: the key verifies RS256 only.
+        let confused = es256.sign(claims: someClaims(), extraHeader: ["kid": "rsa-a"])
+        #expect(
+            await verificationError(verifier, confused).flatMap(refusal)
+                == .keyAlgorithmMismatch(keyID: "rsa-a", keyAlgorithm: "RS256", tokenAlgorithm: "ES256")
+        )
+        // Other RSA algorithms are not RS256.
+        for algorithm in ["RS384", "RS512", "PS256"] {
+            let other = rs256.sign(claims: someClaims(), extraHeader: ["alg": algorithm])
+            #expect(await verificationError(verifier, other).flatMap(refusal) == .unsupportedAlgorithm(algorithm))
+        }
+    }
+
+    @Test func aKeyTheTokenCarriesOrPointsToIsNeverUsed() async {
+        let attacker = JWTSigner.randomES256()
+        let verifier = JSONWebKeySetVerifier(keySet: JSONWebKeySet(keys: [es256.publicKey]))
+        let token = attacker.sign(
+            claims: someClaims(),
+            extraHeader: [
+                "kid": es256.keyID!, "jwk": attacker.jwk, "jku": "https://attacker.example/keys",
+                "x5u": "https://attacker.example/cert",
+            ]
+        )
+        #expect(await verificationError(verifier, token).flatMap(refusal) == .invalidSignature)
+    }
+
+    @Test func aTokenWithoutKidIsTriedWithEveryKeyOfItsAlgorithm() async {
+        let other = JWTSigner.randomES256()
+        let verifier = JSONWebKeySetVerifier(keySet: JSONWebKeySet(keys: [other.publicKey, es256.publicKey]))
+        let token = JWTSigner(es256.key, keyID: nil).sign(claims: someClaims())
+        #expect(await verificationError(verifier, token) == nil)
+        let stranger = JWTSigner(JWTSigner.randomES256().key, keyID: nil).sign(claims: someClaims())
+        #expect(await verificationError(verifier, stranger).flatMap(refusal) == .invalidSignature)
+    }
+
+    @Test func aFixedSetRefusesAnUnknownKidWithoutFetching() async {
+        let verifier = JSONWebKeySetVerifier(keySet: JSONWebKeySet(keys: [es256.publicKey]))
+        let stranger = JWTSigner.randomES256()
+        let error = await verificationError(verifier, stranger.sign(claims: someClaims()))
+        #expect(error.flatMap(refusal) == .unknownSigningKey(keyID: stranger.keyID))
+        #expect(error?.kind == .transient, "a key the issuer may publish soon says nothing lasting")
+    }
+
+    @Test func aFetchedSetIsKeptForADayThenFetchedAgain() async {
+        let clock = ManualClock()
+        let download = ScriptedKeySetDownload([es256])
+        let verifier = download.verifier(clock: clock)
+        let token = es256.sign(claims: someClaims())
+        for _ in 0..<5 {
+            #expect(await verificationError(verifier, token) == nil)
+        }
+        #expect(download.calls == 1)
+        clock.advance(by: 86_400 - 1)
+        #expect(await verificationError(verifier, token) == nil)
+        #expect(download.calls == 1, "23 h 59 min 59 s old: still fresh")
+        clock.advance(by: 1)
+        #expect(await verificationError(verifier, token) == nil)
+        #expect(download.calls == 2, "a day old: fetched again")
+    }
+
+    @Test func anUnknownKidFetchesAgainAtMostOnceAMinute() async {
+        let clock = ManualClock()
+        let download = ScriptedKeySetDownload([es256])
+        let verifier = download.verifier(clock: clock)
+        #expect(await verificationError(verifier, es256.sign(claims: someClaims())) == nil)
+        #expect(download.calls == 1)
+
+        // The issuer rotates its key a moment after the first fetch.
+        let rotated = JWTSigner.randomES256()
+        download.publish([rotated, es256])
+        clock.advance(by: 30)
+        let fresh = rotated.sign(claims: someClaims())
+        let early = await verificationError(verifier, fresh)
+        if case .unknownSigningKey? = early.flatMap(refusal) {
+        } else {
+            Issue.record("got \(String(describing: early))")
+        }
+        #expect(early?.kind == .transient)
+        #expect(download.calls == 1, "30 s after the last fetch: not fetched again")
+
+        // Tokens naming random keys cannot make it fetch either.
+        for _ in 0..<200 {
+            let randomKid = es256.sign(claims: someClaims(), extraHeader: ["kid": UUID().uuidString])
+            _ = await verificationError(verifier, randomKid)
+        }
+        #expect(download.calls == 1)
+
+        clock.advance(by: 30)
+        #expect(await verificationError(verifier, fresh) == nil, "a minute after the last fetch: fetched, found")
+        #expect(download.calls == 2)
+        #expect(await verificationError(verifier, es256.sign(claims: someClaims())) == nil, "the old key still serves")
+        #expect(download.calls == 2)
+    }
+
+    @Test func aKidStillUnknownAfterTheFetchIsRefusedWithOneFetchOnly() async {
+        let clock = ManualClock()
+        let download = ScriptedKeySetDownload([es256])
+        let verifier = download.verifier(clock: clock)
+        #expect(await verificationError(verifier, es256.sign(claims: someClaims())) == nil)
+        clock.advance(by: 61)
+        let error = await verificationError(verifier, JWTSigner.randomES256().sign(claims: someClaims()))
+        if case .unknownSigningKey? = error.flatMap(refusal) {
+        } else {
+            Issue.record("got \(String(describing: error))")
+        }
+        #expect(download.calls == 2)
+    }
+
+    @Test func concurrentVerificationsShareOneFetch() async throws {
+        let token = rs256.sign(claims: someClaims())
+        for round in 0..<50 {
+            let clock = ManualClock()
+            let download = ScriptedKeySetDownload([rs256])
+            download.hold()
+            let verifier = download.verifier(clock: clock)
+            let verified = ConcurrencySafeContainer(0)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        if await verificationError(verifier, token) == nil {
+                            verified.withLock { $0 += 1 }
+                        }
+                    }
+                }
+                try await waitUntil(timeout: 60) { download.heldCount == 1 }
+                // Let the other tasks reach the verifier while the fetch is held.
+                for _ in 0..<20 { await Task.yield() }
+                download.release()
+                try await group.waitForAll()
+            }
+            #expect(download.calls == 1, "round \(round)")
+            #expect(verified.withLock { $0 } == 20)
+        }
+    }
+
+    @Test func aCancelledWaiterDoesNotCancelTheSharedFetch() async throws {
+        let clock = ManualClock()
+        let download = ScriptedKeySetDownload([es256])
+        download.hold()
+        let verifier = download.verifier(clock: clock)
+        let token = es256.sign(claims: someClaims())
+        let first = Task { await verificationError(verifier, token) }
+        try await waitUntil(timeout: 60) { download.heldCount == 1 }
+        let second = Task { await verificationError(verifier, token) }
+        first.cancel()
+        download.release()
+        #expect(await first.value == nil, "the fetch it waited for was not cancelled")
+        #expect(await second.value == nil)
+        #expect(download.calls == 1)
+    }
+
+    @Test func aFailedFirstFetchIsTransientAndTheNextVerificationFetchesAgain() async {
+        let clock = ManualClock()
+        let download = ScriptedKeySetDownload([es256])
+        download.fail(with: RemoteAuthError(.network(code: -1009)))
+        let verifier = download.verifier(clock: clock)
+        let token = es256.sign(claims: someClaims())
+        let error = await verificationError(verifier, token)
+        #expect(error?.reason == .network(code: -1009))
+        #expect(error?.kind == .transient)
+        download.publish([es256])
+        #expect(await verificationError(verifier, token) == nil, "a failure is not remembered")
+        #expect(download.calls == 2)
+    }
+
+    @Test func aStaleSetStillServesWhenItsRefetchFails() async {
+        let clock = ManualClock()
+        let download = ScriptedKeySetDownload([es256])
+        let verifier = download.verifier(clock: clock)
+        let token = es256.sign(claims: someClaims())
+        #expect(await verificationError(verifier, token) == nil)
+        clock.advance(by: 2 * 86_400)
+        download.fail(with: RemoteAuthError(.timedOut))
+        #expect(await verificationError(verifier, token) == nil, "the day-old key verifies its own token")
+        #expect(download.calls == 2)
+        let forged = tamperedPayload(token)
+        #expect(await verificationError(verifier, forged).flatMap(refusal) == .invalidSignature)
+        let stranger = await verificationError(verifier, JWTSigner.randomES256().sign(claims: someClaims()))
+        #expect(stranger?.reason == .timedOut, "no key held for it: the fetch's failure")
+    }
+
+    @Test func aKeySetWithAnUnusableKeyUnderTheKidNamesTheReason() async throws {
+        let document = """
+            {"keys": [{"kty": "RSA", "kid": "small", "n": "\(Base64URL.encode([UInt8](repeating: 0xC5, count: 128)))", "e": "AQAB"}]}
+            """
+        let keySet = try JSONWebKeySet(jsonData: Data(document.utf8))
+        #expect(keySet.keys.isEmpty)
+        #expect(keySet.skippedKeys.map(\.keyID) == ["small"])
+        #expect(keySet.skippedKeys.first?.reason.contains("2048") == true)
+    }
+
+    @Test func descriptionsShowNoToken() async throws {
+        let token = es256.sign(claims: someClaims())
+        let signed = try JSONWebSignature(compact: token)
+        let parts = token.split(separator: ".").map(String.init)
+        var dumped = ""
+        dump(signed, to: &dumped)
+        for text in [signed.description, String(reflecting: signed), dumped] {
+            #expect(!text.contains(parts[1]) && !text.contains(parts[2]))
+        }
+        let verifier = JSONWebKeySetVerifier(keySet: JSONWebKeySet(keys: [es256.publicKey]))
+        #expect(verifier.description == "JSONWebKeySetVerifier(fixed, 1 keys)")
+    }
+}
