@@ -88,7 +88,7 @@ let package = Package(
 
         .target(
             name: "AuthSessionMocks",
-            dependencies: ["AuthSession", "AuthSessionInterface", "AuthSessionProviders"]
+            dependencies: ["AuthSession", "AuthSessionInterface", "AuthSessionProviders", "AuthSessionOAuth2"]
         ),
         .testTarget(
             name: "AuthSessionMocksTests",

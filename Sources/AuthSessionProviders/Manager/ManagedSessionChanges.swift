@@ -73,6 +73,9 @@ public enum SignOutCause: Sendable, CustomStringConvertible, CustomReflectable {
     /// A process sharing the store signed out, or signed in as someone else.
     case signedOutElsewhere
 
+    /// The user deleted their account (``ManagedSessionProvider/deleteAccount()``).
+    case accountDeleted
+
     /// Another of the manager's reasons (``ManagedSessionError``).
     case failed(ManagedSessionError)
 
@@ -86,6 +89,7 @@ public enum SignOutCause: Sendable, CustomStringConvertible, CustomReflectable {
             case .remote(let remote): self = .endedByServer(remote)
             case .credentialRevoked(let state): self = .credentialRevoked(state)
             case .signedOutElsewhere: self = .signedOutElsewhere
+            case .accountDeleted: self = .accountDeleted
             default: self = .failed(error)
             }
         case let error?: self = .requested(reason: SignOutReason(error))
@@ -101,6 +105,7 @@ public enum SignOutCause: Sendable, CustomStringConvertible, CustomReflectable {
         case .endedByServer(let error): ManagedSessionError.remote(error)
         case .credentialRevoked(let state): ManagedSessionError.credentialRevoked(state)
         case .signedOutElsewhere: ManagedSessionError.signedOutElsewhere
+        case .accountDeleted: ManagedSessionError.accountDeleted
         case .failed(let error): error
         }
     }
@@ -114,6 +119,7 @@ public enum SignOutCause: Sendable, CustomStringConvertible, CustomReflectable {
         case .endedByServer(let error): "endedByServer(\(error))"
         case .credentialRevoked(let state): "credentialRevoked(\(state))"
         case .signedOutElsewhere: "signedOutElsewhere"
+        case .accountDeleted: "accountDeleted"
         case .failed(let error): "failed(\(error))"
         }
     }

@@ -43,12 +43,16 @@ public enum ManagedSessionError: Error, Sendable, Hashable, CustomStringConverti
     /// The calling task was cancelled. A shared refresh goes on for the other callers.
     case cancelled
 
+    /// The user deleted their account (``ManagedSessionProvider/deleteAccount()``): the backend
+    /// deleted it, and the manager signed out. The sign-out's error, never a call's.
+    case accountDeleted
+
     /// Whether the session is over: the app should show sign-in. This describes errors of token
     /// calls, refreshes and events; a failed ``ManagedSessionProvider/signIn(with:)`` leaves the
     /// session there was, whatever this says.
     public var endsSession: Bool {
         switch self {
-        case .notSignedIn, .refreshUnavailable, .credentialRevoked, .signedOutElsewhere: true
+        case .notSignedIn, .refreshUnavailable, .credentialRevoked, .signedOutElsewhere, .accountDeleted: true
         case .remote(let error): error.kind == .terminal
         case .storage, .superseded, .cancelled: false
         }
@@ -65,6 +69,7 @@ public enum ManagedSessionError: Error, Sendable, Hashable, CustomStringConverti
         case .signedOutElsewhere: "signedOutElsewhere"
         case .superseded: "superseded"
         case .cancelled: "cancelled"
+        case .accountDeleted: "accountDeleted"
         }
     }
 }

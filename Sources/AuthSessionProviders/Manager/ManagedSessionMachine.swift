@@ -181,8 +181,13 @@ struct ManagedSessionMachine {
     /// The runtime session when each event of ``outbox`` was queued.
     private var outboxSessions: [ManagedSession?] = []
 
-    init(configuration: ManagedSessionProvider.Configuration) {
+    /// Whether a credential verdict signs out at once, unconfirmed (the remote's
+    /// `credentialStateIsFinal`).
+    let verdictsAreFinal: Bool
+
+    init(configuration: ManagedSessionProvider.Configuration, verdictsAreFinal: Bool = false) {
         self.configuration = configuration
+        self.verdictsAreFinal = verdictsAreFinal
     }
 
     /// The next event to publish, with the runtime session as it was when it was queued.
@@ -848,8 +853,9 @@ struct ManagedSessionMachine {
     /// The backend answered a credential check of `checked`, made in `checkGeneration`.
     ///
     /// A verdict other than authorized signs out, unless it is about tokens already replaced (a
-    /// refresh rotated them meanwhile: the verdict is stale), or the session has a refresh token:
-    /// then the refresh token, the real authority, confirms it. A verdict on an access token that
+    /// refresh rotated them meanwhile: the verdict is stale), or the session has a refresh token
+    /// and the remote's verdicts are not final: then the refresh token, the real authority,
+    /// confirms it. A verdict on an access token that
     /// another process sharing the store rotated away, or that a refresh killed before its write
     /// left behind, is not a revocation; the confirming refresh adopts or renews, and signs out
     /// only on a terminal answer.
@@ -863,7 +869,7 @@ struct ManagedSessionMachine {
         // A network error says nothing about the credential: nothing changes.
         guard case .success(let state) = result, state != .authorized else { return [] }
         guard let session, session.accessToken == checked.accessToken, blockingError == nil else { return [] }
-        guard session.refreshToken != nil else {
+        guard session.refreshToken != nil, !verdictsAreFinal else {
             return [.signOut(error: .credentialRevoked(state), generation: generation)]
         }
         guard flight == nil else { return [] }

@@ -80,7 +80,12 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         self.configuration = configuration
         self.instrumentation = ManagerInstrumentation(observer: configuration.observer)
         self.state = ConcurrencySafeContainer(
-            ProviderState(machine: ManagedSessionMachine(configuration: configuration))
+            ProviderState(
+                machine: ManagedSessionMachine(
+                    configuration: configuration,
+                    verdictsAreFinal: remote.credentialStateIsFinal
+                )
+            )
         )
     }
 
@@ -139,7 +144,8 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             }
             self?.input { machine, now in machine.activated(now: now) }
         }
-        let revocation = configuration.revocationSignal?.observe { [weak self] in
+        let revocationSignal = configuration.revocationSignal ?? remote.credentialRevocationSignal
+        let revocation = revocationSignal?.observe { [weak self] in
             self?.handleCredentialRevocation()
         }
         // A sign-out or rotation by another process sharing the store is heard at once.
@@ -519,6 +525,41 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         }
         let reason = ManagedSessionError.credentialRevoked(.revoked)
         _ = performSignOut(error: reason, reason: reason, ifGeneration: generation, revokes: false)
+    }
+
+    /// Deletes the user's account: the backend deletes it (``RemoteAuthService/deleteAccount(of:)``,
+    /// which for Sign in with Apple also revokes its tokens at Apple), then the manager signs out
+    /// with ``ManagedSessionError/accountDeleted`` (``SignOutCause/accountDeleted`` on the session
+    /// stream), without revoking anything again.
+    ///
+    /// The backend goes first: until it confirms, the account exists, so any failure leaves the
+    /// user signed in, to try again. The call gets a valid access token first
+    /// (``validSession(minimumValidity:)``, which refreshes if need be). If a sign-out or another
+    /// sign-in commits while the backend works, that session is left alone.
+    ///
+    /// - Throws: ``ManagedSessionError``: ``ManagedSessionError/notSignedIn``, the refresh's
+    ///   failure, ``ManagedSessionError/remote(_:)`` with the backend's error (`unsupported` for a
+    ///   backend that deletes no account), or ``ManagedSessionError/storage(_:)`` when the stored
+    ///   session could not be removed (the user is signed out in memory all the same).
+    public func deleteAccount() async throws(ManagedSessionError) {
+        let session = try await validSession()
+        guard
+            let generation = state.withLock({ state -> UInt64? in
+                guard let current = state.machine.session, current.isSameIdentity(as: session) else { return nil }
+                return state.machine.generation
+            })
+        else {
+            throw .superseded
+        }
+        do throws(RemoteAuthError) {
+            try await remote.deleteAccount(of: session)
+        } catch {
+            throw error.reason == .cancelled ? .cancelled : .remote(error)
+        }
+        let reason = ManagedSessionError.accountDeleted
+        if let removeError = performSignOut(error: reason, reason: reason, ifGeneration: generation, revokes: false) {
+            throw .storage(removeError)
+        }
     }
 
     /// Loads the store again at once if the launch is waiting for it (it was unavailable: a device

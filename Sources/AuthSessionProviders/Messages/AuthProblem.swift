@@ -62,6 +62,9 @@ public enum AuthProblem: String, Sendable, Hashable, CaseIterable {
     /// "You are not signed in.".
     case notSignedIn
 
+    /// "Your account was deleted.": the user deleted their account, and was signed out.
+    case accountDeleted
+
     /// "Another sign-in or sign-out happened at the same time.": a result was superseded.
     case interrupted
 
@@ -163,6 +166,8 @@ public enum AuthProblem: String, Sendable, Hashable, CaseIterable {
             ("You were signed out by another app or window.", "Sign in again to continue.")
         case .notSignedIn:
             ("You are not signed in.", "Sign in to continue.")
+        case .accountDeleted:
+            ("Your account was deleted.", "Create a new account to use the app again.")
         case .interrupted:
             ("Another sign-in or sign-out happened at the same time.", "Try again.")
         case .cancelled:

@@ -133,6 +133,7 @@ extension ManagedSessionError {
         case .signedOutElsewhere: .signedOutElsewhere
         case .superseded: .interrupted
         case .cancelled: .cancelled
+        case .accountDeleted: .accountDeleted
         }
     }
 }

@@ -50,6 +50,48 @@ public protocol RemoteAuthService: Sendable {
     ///   session.
     /// - Throws: ``RemoteAuthError``: a network failure says nothing about the credential.
     func credentialState(for session: ManagedSession) async throws(RemoteAuthError) -> CredentialState
+
+    /// Deletes the user's account at the backend, and revokes what the backend holds for it (for
+    /// Sign in with Apple, its tokens at Apple: App Store Review Guideline 5.1.1(v)).
+    ///
+    /// ``ManagedSessionProvider/deleteAccount()`` calls it, then signs out. The default throws
+    /// ``RemoteAuthError/Reason/unsupported(_:)``: a backend offers deletion by implementing it.
+    ///
+    /// - Parameter session: The session of the account to delete, with an access token valid now.
+    /// - Throws: ``RemoteAuthError``; the account stands after any error.
+    func deleteAccount(of session: ManagedSession) async throws(RemoteAuthError)
+
+    /// What tells of a revocation the backend pushes (Sign in with Apple's
+    /// `credentialRevokedNotification`), for a manager whose configuration names none; `nil` (the
+    /// default) for a backend that pushes nothing.
+    var credentialRevocationSignal: (any CredentialRevocationSignal)? { get }
+
+    /// Whether a ``credentialState(for:)`` answer other than ``CredentialState/authorized`` is
+    /// the final word on the user, so the manager signs out on it at once.
+    ///
+    /// `false` (the default): the answer is about a token (an OAuth 2.0 server's introspection of
+    /// an access token another process may have rotated away), so for a session with a refresh
+    /// token the manager confirms it with a refresh first, and signs out only on a terminal
+    /// answer. `true` for Sign in with Apple, whose state is about the user's Apple ID, which the
+    /// app's own backend tokens know nothing of.
+    var credentialStateIsFinal: Bool { get }
+}
+
+extension RemoteAuthService {
+
+    /// Throws ``RemoteAuthError/Reason/unsupported(_:)``: this backend deletes no account.
+    ///
+    /// - Parameter session: The session.
+    /// - Throws: Always.
+    public func deleteAccount(of session: ManagedSession) async throws(RemoteAuthError) {
+        throw RemoteAuthError(.unsupported("account deletion"))
+    }
+
+    /// `nil`: this backend pushes no revocation.
+    public var credentialRevocationSignal: (any CredentialRevocationSignal)? { nil }
+
+    /// `false`: a verdict is confirmed by a refresh before it signs out.
+    public var credentialStateIsFinal: Bool { false }
 }
 
 /// Which token a value is, for revocation and introspection hints.
