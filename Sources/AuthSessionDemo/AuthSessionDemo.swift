@@ -6,7 +6,10 @@ import Foundation
 ///
 /// The engine's scenarios drive a handle with the test kit's provider. The session manager's
 /// scenarios drive a `ManagedSessionProvider` on a `FileSessionStore` in a fresh temporary folder,
-/// against an in-process authorization server, or against a real one with `--oauth-server`.
+/// against an in-process authorization server, or against a real one with `--oauth-server`. The
+/// Sign in with Apple scenarios drive one on a `SignInWithAppleService`, a simulated Apple and an
+/// in-process backend; like the engine's, they need no server and do not run with
+/// `--oauth-server`.
 @main
 enum AuthSessionDemo {
 
@@ -31,9 +34,9 @@ enum AuthSessionDemo {
         switch arguments.first {
         case nil:
             if realServer == nil {
-                await run(Scenario.all, ManagerScenario.all, on: backend)
+                await run(Scenario.all, ManagerScenario.all, AppleScenario.all, on: backend)
             } else {
-                await run([], ManagerScenario.all, on: backend)
+                await run([], ManagerScenario.all, [], on: backend)
             }
         case "--list":
             for scenario in Scenario.all {
@@ -42,13 +45,23 @@ enum AuthSessionDemo {
             for scenario in ManagerScenario.all {
                 print("\(scenario.name.padding(toLength: 34, withPad: " ", startingAt: 0)) \(scenario.summary)")
             }
+            for scenario in AppleScenario.all {
+                print("\(scenario.name.padding(toLength: 34, withPad: " ", startingAt: 0)) \(scenario.summary)")
+            }
         case "--scenario" where arguments.count == 2:
-            if let scenario = Scenario.all.first(where: { $0.name == arguments[1] }), realServer == nil {
-                await run([scenario], [], on: backend)
-            } else if let scenario = ManagerScenario.all.first(where: { $0.name == arguments[1] }) {
-                await run([], [scenario], on: backend)
+            let name = arguments[1]
+            let inProcessOnly =
+                Scenario.all.contains { $0.name == name } || AppleScenario.all.contains { $0.name == name }
+            if let scenario = Scenario.all.first(where: { $0.name == name }), realServer == nil {
+                await run([scenario], [], [], on: backend)
+            } else if let scenario = ManagerScenario.all.first(where: { $0.name == name }) {
+                await run([], [scenario], [], on: backend)
+            } else if let scenario = AppleScenario.all.first(where: { $0.name == name }), realServer == nil {
+                await run([], [], [scenario], on: backend)
+            } else if inProcessOnly {
+                fail("'\(name)' needs no authorization server and runs in process only: drop --oauth-server")
             } else {
-                fail("no session-manager scenario named '\(arguments[1])'; `--list` names them")
+                fail("no scenario named '\(name)'; `--list` names them")
             }
         case "--help", "-h":
             print(usage)
@@ -61,6 +74,7 @@ enum AuthSessionDemo {
         usage: auth-session-demo [--oauth-server ENDPOINTS_JSON] [--list | --scenario NAME]
 
                auth-session-demo                  run every scenario (session manager: in-process server)
+                                                  (Sign in with Apple: simulated Apple, in-process backend)
                auth-session-demo --list           name the scenarios
                auth-session-demo --scenario NAME  run one scenario
                --oauth-server ENDPOINTS_JSON      run the session-manager scenarios against the real server
@@ -70,6 +84,7 @@ enum AuthSessionDemo {
     private static func run(
         _ scenarios: [Scenario],
         _ managerScenarios: [ManagerScenario],
+        _ appleScenarios: [AppleScenario],
         on backend: BackendChoice
     )
         async
@@ -81,7 +96,10 @@ enum AuthSessionDemo {
         for scenario in managerScenarios {
             failures += await scenario.perform(on: backend)
         }
-        let count = scenarios.count + managerScenarios.count
+        for scenario in appleScenarios {
+            failures += await scenario.perform()
+        }
+        let count = scenarios.count + managerScenarios.count + appleScenarios.count
         var against = ""
         if case .real(let server) = backend {
             against = " against the real server at \(server.issuer)"

@@ -76,11 +76,15 @@ final class DemoApp {
 
     var provider: ManagedSessionProvider { traced.manager }
 
-    init(folder: URL, backend: DemoBackend, clock: ManualClock, activation: ManualActivationSignal) {
+    convenience init(folder: URL, backend: DemoBackend, clock: ManualClock, activation: ManualActivationSignal) {
+        self.init(folder: folder, remote: backend.remote, clock: clock, activation: activation)
+    }
+
+    init(folder: URL, remote: any RemoteAuthService, clock: ManualClock, activation: ManualActivationSignal) {
         store = FileSessionStore(directory: folder)
         let manager = ManagedSessionProvider(
             store: store,
-            remote: backend.remote,
+            remote: remote,
             retryPolicy: .standard,
             clock: clock,
             configuration: .init(activationSignal: activation)
@@ -111,6 +115,44 @@ final class DemoApp {
             if case .logout = $0 { return true }
             return false
         }
+    }
+
+    /// The session file, its mode and what it holds.
+    func fileSummary() -> String {
+        let path = store.fileURL.path
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
+            return "\(store.fileURL.lastPathComponent) (absent)"
+        }
+        let mode = (attributes[.posixPermissions] as? NSNumber).map { String($0.intValue, radix: 8) } ?? "?"
+        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+        return "\(store.fileURL.lastPathComponent) (mode \(mode), \(size) bytes)"
+    }
+
+    /// The file's mode, or `nil` without a file.
+    var fileMode: Int? {
+        (try? FileManager.default.attributesOfItem(atPath: store.fileURL.path))?[.posixPermissions]
+            .flatMap { ($0 as? NSNumber)?.intValue }
+    }
+
+    /// Prints the events the manager published and the callbacks the delegate received since the
+    /// last time.
+    ///
+    /// - Parameter describe: How an event reads in the timeline.
+    /// - Returns: Whether anything was printed.
+    @discardableResult
+    func printNew(_ describe: (AuthSessionEvent) -> String) -> Bool {
+        let events = traced.events
+        let printed = events.count > printedEvents || recorder.count > printedRecords
+        for event in events.dropFirst(printedEvents) {
+            line("      manager  → \(describe(event))")
+        }
+        printedEvents = events.count
+        let records = recorder.records
+        for record in records.dropFirst(printedRecords) {
+            line("      \(DemoHarness.describe(record))")
+        }
+        printedRecords = records.count
+        return printed
     }
 }
 
@@ -242,18 +284,7 @@ final class ManagerDemoHarness {
     /// last time.
     @discardableResult
     func printNew() -> Bool {
-        let events = app.traced.events
-        let printed = events.count > app.printedEvents || app.recorder.count > app.printedRecords
-        for event in events.dropFirst(app.printedEvents) {
-            line("      manager  → \(describe(event))")
-        }
-        app.printedEvents = events.count
-        let records = app.recorder.records
-        for record in records.dropFirst(app.printedRecords) {
-            line("      \(DemoHarness.describe(record))")
-        }
-        app.printedRecords = records.count
-        return printed
+        app.printNew(describe)
     }
 
     /// A short label for a token (`A1`, `A2`, … for access tokens), never the token.
@@ -271,19 +302,12 @@ final class ManagerDemoHarness {
 
     /// The session file, its mode and what it holds.
     func fileSummary() -> String {
-        let path = app.store.fileURL.path
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
-            return "\(app.store.fileURL.lastPathComponent) (absent)"
-        }
-        let mode = (attributes[.posixPermissions] as? NSNumber).map { String($0.intValue, radix: 8) } ?? "?"
-        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
-        return "\(app.store.fileURL.lastPathComponent) (mode \(mode), \(size) bytes)"
+        app.fileSummary()
     }
 
     /// The file's mode, or `nil` without a file.
     var fileMode: Int? {
-        (try? FileManager.default.attributesOfItem(atPath: app.store.fileURL.path))?[.posixPermissions]
-            .flatMap { ($0 as? NSNumber)?.intValue }
+        app.fileMode
     }
 
     /// What the file holds now, read by a store object of its own.
@@ -292,6 +316,11 @@ final class ManagerDemoHarness {
     }
 
     func describe(_ event: AuthSessionEvent) -> String {
+        Self.describe(event, label: label)
+    }
+
+    /// How `event` reads in the timeline, its access token shown by `label`.
+    static func describe(_ event: AuthSessionEvent, label: (String) -> String) -> String {
         switch event {
         case .fetchingSession: "fetchingSession"
         case .sessionFetched(let isInitialFetch): "sessionFetched(\(isInitialFetch ? "launch" : "refresh"))"
