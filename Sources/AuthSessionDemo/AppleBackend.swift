@@ -10,8 +10,8 @@ import Foundation
 ///
 /// - A refresh asks Apple whether the user still authorizes the app first, standing in for the
 ///   check a real backend makes by validating Apple's refresh token at `/auth/token`: after
-///   "Stop Using Apple ID" it refuses with `invalid_grant`, which is what confirms the manager's
-///   credential check (the refresh token is the authority the manager trusts).
+///   "Stop Using Apple ID" it refuses with `invalid_grant`. (The manager does not wait for that:
+///   Apple's credential state is final, and it signs out at the check.)
 /// - Deleting the account finds the user by the request's access token, deletes the account and
 ///   revokes the user's tokens at Apple (`/auth/revoke`).
 ///

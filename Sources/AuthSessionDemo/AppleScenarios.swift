@@ -122,14 +122,10 @@ extension AppleScenario {
             try await harness.inputSigningOut("app becomes active: the manager asks Apple for the credential state") {
                 harness.activation.fire()
             }
-            harness.note(
-                "backend  \(harness.backend.refreshCount) refresh request (the manager confirming Apple's revoked): "
-                    + "refused with invalid_grant, Apple no longer authorizes \(userID)"
-            )
             harness.check(
-                "Apple said revoked; the manager confirmed it with the backend's refresh token, which was refused",
-                harness.backend.refusedRefreshCount == 1 && harness.backend.refreshCount == 1,
-                "\(harness.backend.refreshCount) refresh request(s), \(harness.backend.refusedRefreshCount) refused"
+                "Apple said revoked, which is final: signed out without asking the backend (no refresh request)",
+                harness.backend.refreshCount == 0,
+                "\(harness.backend.refreshCount) refresh request(s)"
             )
             harness.check(
                 "signed out once, logout error credentialRevoked(revoked); the file is gone",
@@ -145,9 +141,10 @@ extension AppleScenario {
 
             var signedOutAtOnce = false
             try await harness.inputSigningOut(
-                "Apple posts credentialRevokedNotification: apple.postCredentialRevokedNotification()"
+                "the user stops using Apple ID while the app runs; Apple posts credentialRevokedNotification: "
+                    + "apple.stopUsingAppleID(userID: \"\(userID)\", notifies: true)"
             ) {
-                apple.postCredentialRevokedNotification()
+                apple.stopUsingAppleID(userID: userID, notifies: true)
                 signedOutAtOnce = harness.app.provider.session == nil
             }
             harness.check(
@@ -158,7 +155,7 @@ extension AppleScenario {
             harness.check(
                 "logout error credentialRevoked(revoked); the file is gone; no further backend call",
                 harness.logoutErrors == [.credentialRevoked(.revoked), .credentialRevoked(.revoked)]
-                    && harness.storedSession() == nil && harness.backend.refreshCount == 1
+                    && harness.storedSession() == nil && harness.backend.refreshCount == 0
                     && harness.backend.revocationCount == 0,
                 "logout errors \(harness.logoutErrors), \(harness.app.fileSummary()), "
                     + "\(harness.backend.refreshCount) refresh(es), \(harness.backend.revocationCount) revocation(s)"

@@ -79,7 +79,7 @@ public final class SimulatedAppleIDProvider: AppleIDCredentialStateSource, Crede
 
     private let clock: any AuthSessionClock
     private let signer: JWTSigner
-    private let state = ConcurrencySafeContainer(State())
+    private let storage = ConcurrencySafeContainer(State())
 
     private struct State {
         var states: [String: CredentialState] = [:]
@@ -135,10 +135,10 @@ public final class SimulatedAppleIDProvider: AppleIDCredentialStateSource, Crede
     ///   - nonce: The request's nonce (`SignInWithAppleNonce.hashed`), put in the token as is.
     ///   - state: The request's `state`, returned as is.
     /// - Returns: The credential, with the name and email on a first authorization only.
-    public func authorize(_ account: Account, nonce: String?, state requestState: String? = nil) -> AppleIDCredential {
+    public func authorize(_ account: Account, nonce: String?, state: String? = nil) -> AppleIDCredential {
         let now = clock.now
         let code = "c" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        let isFirst = state.withLock { state -> Bool in
+        let isFirst = storage.withLock { state -> Bool in
             state.authorizationCount += 1
             state.states[account.userID] = .authorized
             state.codes[code] = (account.userID, now.addingTimeInterval(300))
@@ -172,7 +172,7 @@ public final class SimulatedAppleIDProvider: AppleIDCredentialStateSource, Crede
             fullName: name,
             email: isFirst ? account.email : nil,
             realUserStatus: .likelyReal,
-            state: requestState
+            state: state
         )
     }
 
@@ -196,7 +196,7 @@ public final class SimulatedAppleIDProvider: AppleIDCredentialStateSource, Crede
     ///     ``postCredentialRevokedNotification()`` (as when the app runs while the user revokes);
     ///   without it, the app learns at its next credential check. `false` by default.
     public func stopUsingAppleID(userID: String, notifies: Bool = false) {
-        state.withLock { state in
+        storage.withLock { state in
             state.states[userID] = .revoked
             state.authorized.remove(userID)
         }
@@ -211,13 +211,13 @@ public final class SimulatedAppleIDProvider: AppleIDCredentialStateSource, Crede
     ///   - credentialState: The state.
     ///   - userID: The user.
     public func setCredentialState(_ credentialState: CredentialState, userID: String) {
-        state.withLock { $0.states[userID] = credentialState }
+        storage.withLock { $0.states[userID] = credentialState }
     }
 
     /// Posts `credentialRevokedNotification` without changing any state: every observer is
     /// called, on this thread. ``stopUsingAppleID(userID:notifies:)`` revokes and posts.
     public func postCredentialRevokedNotification() {
-        let handlers = state.withLock { Array($0.observers.values) }
+        let handlers = storage.withLock { Array($0.observers.values) }
         for handler in handlers {
             handler()
         }
@@ -233,7 +233,7 @@ public final class SimulatedAppleIDProvider: AppleIDCredentialStateSource, Crede
     /// - Throws: `RemoteAuthError` `invalid_grant` for an unknown, used or expired code.
     public func redeem(authorizationCode code: String) throws(RemoteAuthError) -> String {
         let now = clock.now
-        let userID = state.withLock { state -> String? in
+        let userID = storage.withLock { state -> String? in
             guard let issued = state.codes.removeValue(forKey: code), issued.expiresAt > now else { return nil }
             state.redeemedCodeCount += 1
             return issued.userID
@@ -247,7 +247,7 @@ public final class SimulatedAppleIDProvider: AppleIDCredentialStateSource, Crede
     ///
     /// - Parameter userID: The user.
     public func revokeTokens(userID: String) {
-        state.withLock { state in
+        storage.withLock { state in
             state.tokenRevocationCount += 1
             state.states[userID] = .revoked
             state.authorized.remove(userID)
@@ -261,7 +261,7 @@ public final class SimulatedAppleIDProvider: AppleIDCredentialStateSource, Crede
     /// - Parameter userID: The user.
     /// - Returns: The state.
     public func credentialState(forUserID userID: String) async throws(RemoteAuthError) -> CredentialState {
-        state.withLock { state in
+        storage.withLock { state in
             state.stateCheckCount += 1
             return state.states[userID] ?? .notFound
         }
@@ -273,30 +273,30 @@ public final class SimulatedAppleIDProvider: AppleIDCredentialStateSource, Crede
     /// - Parameter handler: The handler.
     /// - Returns: The observation.
     public func observe(_ handler: @escaping @Sendable () -> Void) -> AppActivationObservation {
-        let id = state.withLock { state in
+        let id = storage.withLock { state in
             state.lastObserverID += 1
             state.observers[state.lastObserverID] = handler
             return state.lastObserverID
         }
         return AppActivationObservation { [weak self] in
-            _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
+            _ = self?.storage.withLock { $0.observers.removeValue(forKey: id) }
         }
     }
 
     // MARK: History
 
     /// How many authorizations the sheet gave.
-    public var authorizationCount: Int { state.withLock { $0.authorizationCount } }
+    public var authorizationCount: Int { storage.withLock { $0.authorizationCount } }
 
     /// How many authorization codes were redeemed.
-    public var redeemedCodeCount: Int { state.withLock { $0.redeemedCodeCount } }
+    public var redeemedCodeCount: Int { storage.withLock { $0.redeemedCodeCount } }
 
     /// How many times a user's tokens were revoked.
-    public var tokenRevocationCount: Int { state.withLock { $0.tokenRevocationCount } }
+    public var tokenRevocationCount: Int { storage.withLock { $0.tokenRevocationCount } }
 
     /// How many credential-state checks were answered.
-    public var stateCheckCount: Int { state.withLock { $0.stateCheckCount } }
+    public var stateCheckCount: Int { storage.withLock { $0.stateCheckCount } }
 
     /// How many revocation observers are live.
-    public var observerCount: Int { state.withLock { $0.observers.count } }
+    public var observerCount: Int { storage.withLock { $0.observers.count } }
 }

@@ -9,8 +9,8 @@ import FoundationNetworking
 
 /// A `RemoteAuthService` over a real OAuth 2.0 / OpenID Connect server.
 ///
-/// Configure it from the server's issuer (``discover(issuer:client:scope:transport:clock:)``) or
-/// from explicit endpoints (``init(configuration:transport:clock:)``). It speaks:
+/// Configure it from the server's issuer (``discover(issuer:client:scope:transport:clock:signatureVerifier:)``) or
+/// from explicit endpoints (``init(configuration:transport:clock:signatureVerifier:)``). It speaks:
 ///
 /// - the token endpoint (RFC 6749): authorization code with PKCE S256 (RFC 7636; see
 ///   ``authorizationRequest(redirectURI:scope:additionalParameters:)``), refresh token, password,
@@ -36,7 +36,7 @@ public struct OAuth2Service: RemoteAuthService {
     /// What checks every ID token's signature before its claims are used, or `nil` when nothing
     /// does (no key set and no `jwks_uri` configured, and none given).
     ///
-    /// By default it comes from the configuration: a ``JSONWebKeySetVerifier`` with
+    /// By default it comes from the configuration: a `JSONWebKeySetVerifier` with
     /// ``OAuth2Configuration/keySet``, or one that fetches ``OAuth2Configuration/jwksURI`` through
     /// this service's transport. Copies of the service share it, and so its cached keys.
     public let signatureVerifier: (any IDTokenSignatureVerifier)?

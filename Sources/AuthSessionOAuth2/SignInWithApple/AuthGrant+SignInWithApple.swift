@@ -6,7 +6,7 @@ extension AuthGrant {
     /// A Sign in with Apple grant: the credential Apple returned and the nonce the request was
     /// made with, for a ``SignInWithAppleService`` to check and exchange.
     ///
-    /// Its ``AuthGrant/grantType`` is ``SignInWithAppleService/grantType``. Like every grant, its
+    /// Its `AuthGrant.grantType` is ``SignInWithAppleService/grantType``. Like every grant, its
     /// description shows parameter names only.
     ///
     /// - Parameters:
@@ -38,7 +38,7 @@ extension AppleIDCredential {
         ]
     }
 
-    /// The credential a ``AuthGrant/signInWithApple(_:nonce:)`` grant carries.
+    /// The credential a `AuthGrant.signInWithApple(_:nonce:)` grant carries.
     init(grantParameters parameters: [String: String]) {
         var name = PersonNameComponents()
         var hasName = false
@@ -62,7 +62,7 @@ extension AppleIDCredential {
 
 extension ManagedSessionProvider {
 
-    /// Signs in with a Sign in with Apple credential: ``AuthGrant/signInWithApple(_:nonce:)``
+    /// Signs in with a Sign in with Apple credential: `AuthGrant.signInWithApple(_:nonce:)`
     /// through `signIn(with:)`, so the session is checked by the ``SignInWithAppleService`` (the
     /// manager's `remote`), stored, and only then signed in; the name and email of an earlier
     /// sign-in are kept when this one carries none.

@@ -47,7 +47,7 @@ public struct SignInWithAppleService: RemoteAuthService {
     /// Apple's key set, which verifies identity tokens.
     public static let keySetURL = URL(string: "https://appleid.apple.com/auth/keys")!
 
-    /// The `grant_type` of a Sign in with Apple grant (``AuthGrant/signInWithApple(_:nonce:)``):
+    /// The `grant_type` of a Sign in with Apple grant (`AuthGrant.signInWithApple(_:nonce:)`):
     /// what the manager's observer reports for these sign-ins.
     public static let grantType = "urn:authsessionkit:grant-type:apple-id"
 
@@ -118,7 +118,7 @@ public struct SignInWithAppleService: RemoteAuthService {
 
     // MARK: RemoteAuthService
 
-    /// Checks the Apple credential a ``AuthGrant/signInWithApple(_:nonce:)`` grant carries, then
+    /// Checks the Apple credential a `AuthGrant.signInWithApple(_:nonce:)` grant carries, then
     /// exchanges it with the backend (or keeps it on the device).
     ///
     /// - Parameter grant: A Sign in with Apple grant.
