@@ -34,16 +34,8 @@ struct AppleScenario: Sendable {
             return ["\(name): \(error)"] + harness.failures.map { "\(name): \($0)" }
         }
         await harness.app.settle()
-        var failures = harness.failures
-        func expect<Value: Equatable>(_ what: String, _ actual: Value, _ expected: Value) {
-            if actual != expected {
-                failures.append("\(what): expected \(expected), got \(actual)")
-            }
-        }
         let app = harness.app
-        expect("status", app.handle.sessionStatus, expectation.status)
-        expect("status path", app.recorder.statusChanges.map(\.to), expectation.path)
-        expect("logouts", app.logoutCount, expectation.logoutCount)
+        let failures = expectation.failures(of: app, recorded: harness.failures)
         if failures.isEmpty {
             let apple = harness.apple
             let backend = harness.backend
@@ -53,10 +45,6 @@ struct AppleScenario: Sendable {
                     + "\(apple.tokenRevocationCount) token revocation(s); backend: \(backend.exchangeCount) sign-in(s), "
                     + "\(backend.refreshCount) refresh request(s)"
             )
-        } else {
-            for failure in failures where !harness.failures.contains(failure) {
-                line("  ✘ \(failure)")
-            }
         }
         line("")
         return failures.map { "\(name): \($0)" }

@@ -158,7 +158,7 @@ final class DemoApp {
 
 /// The world of one session-manager scenario: a temporary folder for the session file, a clock
 /// the demo moves, the authorization server, and the app as it is now (it may relaunch).
-final class ManagerDemoHarness {
+final class ManagerDemoHarness: DemoTimeline {
     let backend: DemoBackend
     /// Moved by the demo: the manager schedules its refreshes and back-offs on it.
     let clock = ManualClock(now: Date())
@@ -166,35 +166,18 @@ final class ManagerDemoHarness {
     let root: URL
     let folder: URL
     private(set) var app: DemoApp
-    private(set) var failures: [String] = []
+    var failures: [String] = []
     private var tokenLabels: [String: String] = [:]
     private var accessTokenCount = 0
 
     init(scenario: String, backend: DemoBackend) throws {
         self.backend = backend
-        root = FileManager.default.temporaryDirectory
-            .appendingPathComponent("auth-session-demo-\(scenario)-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        root = try Self.makeTemporaryFolder(for: scenario)
         folder = root.appendingPathComponent("store", isDirectory: true)
         app = DemoApp(folder: folder, backend: backend, clock: clock, activation: activation)
     }
 
-    /// Removes the temporary folder.
-    func cleanUp() {
-        try? FileManager.default.removeItem(at: root)
-    }
-
     // MARK: - Steps
-
-    /// Prints the launch that happened when the harness (or ``relaunch()``) created the app.
-    func printLaunch(_ text: String) async {
-        line("  ▶ \(text)")
-        await app.settle()
-        let during = app.eventsDuringInit.map(describe).joined(separator: ", ")
-        line("      manager  published inside AuthSessionHandle.init: \(during.isEmpty ? "nothing" : during)")
-        line("      status   syncing → \(app.statusAfterInit)   (when AuthSessionHandle.init returned)")
-        printNew()
-    }
 
     /// The app quits and starts again: a new store object on the same file, a new manager, a new
     /// handle.
@@ -239,43 +222,6 @@ final class ManagerDemoHarness {
         }
         line("  ⏱  clock jumps \(Int(moved.rounded())) s to the refresh the manager scheduled\(before ?? "")")
         return moved
-    }
-
-    /// Moves the clock `seconds` forward.
-    func advanceClock(by seconds: TimeInterval, _ why: String) {
-        clock.advance(by: seconds)
-        line("  ⏱  \(Int(seconds.rounded())) s pass: \(why)")
-    }
-
-    /// Returns once `condition` holds; throws after `timeout` real seconds.
-    func waitUntil(
-        _ what: String,
-        timeout: TimeInterval = 15,
-        _ condition: () -> Bool
-    ) async throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() {
-            guard Date() < deadline else { throw DemoError("timed out waiting for \(what)") }
-            try await Task.sleep(nanoseconds: 2_000_000)
-        }
-    }
-
-    // MARK: - Checks
-
-    /// Records a failure unless `condition` holds; prints the check either way.
-    func check(_ claim: String, _ condition: Bool, _ detail: @autoclosure () -> String = "") {
-        if condition {
-            line("      ✔ \(claim)")
-        } else {
-            let text = detail()
-            line("      ✘ \(claim)\(text.isEmpty ? "" : ": \(text)")")
-            failures.append(claim + (text.isEmpty ? "" : ": \(text)"))
-        }
-    }
-
-    /// Prints `text` as a note under the current step.
-    func note(_ text: String) {
-        line("      \(text)")
     }
 
     // MARK: - Output

@@ -333,20 +333,7 @@ public struct OAuth2Service: RemoteAuthService {
         case .none: break
         case .clientSecretBasic(let secret), .clientSecretPost(let secret): secrets.append(secret)
         }
-        let registrations = secrets.map(SecretRedactor.register)
-        defer {
-            for registration in registrations {
-                registration.cancel()
-            }
-        }
-        do {
-            return try await RemoteAuthError.$requestSecrets.withValue(secrets) { try await body() }
-        } catch let error as RemoteAuthError {
-            throw error
-        } catch {
-            // `withValue` rethrows untyped; the body throws only `RemoteAuthError`.
-            throw RemoteAuthError(.invalidResponse("unexpected error"))
-        }
+        return try await withSecretsRegistered(secrets, body)
     }
 
     /// POSTs `fields` to the token endpoint and reads the token answer.
@@ -479,5 +466,28 @@ public struct OAuth2Service: RemoteAuthService {
             scope: scope,
             user: user
         )
+    }
+}
+
+/// Runs `body` with `secrets` registered for exact redaction, and scrubs them from any error it
+/// throws, however short: a server that echoes one in its error description cannot put it into
+/// an error.
+func withSecretsRegistered<Value>(
+    _ secrets: [String],
+    _ body: () async throws(RemoteAuthError) -> Value
+) async throws(RemoteAuthError) -> Value {
+    let registrations = secrets.map(SecretRedactor.register)
+    defer {
+        for registration in registrations {
+            registration.cancel()
+        }
+    }
+    do {
+        return try await RemoteAuthError.$requestSecrets.withValue(secrets) { try await body() }
+    } catch let error as RemoteAuthError {
+        throw error
+    } catch {
+        // `withValue` rethrows untyped; the body throws only `RemoteAuthError`.
+        throw RemoteAuthError(.invalidResponse("unexpected error"))
     }
 }

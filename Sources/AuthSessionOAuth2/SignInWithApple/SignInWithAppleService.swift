@@ -1,5 +1,4 @@
 import AuthSession
-import AuthSessionInterface
 import AuthSessionProviders
 import Foundation
 
@@ -133,8 +132,9 @@ public struct SignInWithAppleService: RemoteAuthService {
         guard let identityToken = credential.identityToken else {
             throw RemoteAuthError(.invalidIDToken(.malformed("the credential has no identity token")))
         }
-        return try await withIdentityTokenRegistered(identityToken, credential.authorizationCode) {
-            () throws(RemoteAuthError) -> IssuedTokens in
+        // The identity token and the code are redacted from anything the checks or the backend throw.
+        let secrets = [identityToken] + (credential.authorizationCode.map { [$0] } ?? [])
+        return try await withSecretsRegistered(secrets) { () throws(RemoteAuthError) -> IssuedTokens in
             let claims = try await checkedClaims(of: identityToken, for: credential, rawNonce: grant.expectedNonce)
             let user = Self.user(claims: claims, credential: credential)
             guard let exchange = backend.exchange else {
@@ -284,28 +284,5 @@ public struct SignInWithAppleService: RemoteAuthService {
             email: backend.email ?? apple.email,
             profile: apple.profile.merging(backend.profile) { _, fromBackend in fromBackend }
         )
-    }
-
-    /// Runs `body` with the identity token and the authorization code registered for redaction
-    /// and scrubbed from any error it throws.
-    private func withIdentityTokenRegistered<Value>(
-        _ identityToken: String,
-        _ authorizationCode: String?,
-        _ body: () async throws(RemoteAuthError) -> Value
-    ) async throws(RemoteAuthError) -> Value {
-        let secrets = [identityToken] + (authorizationCode.map { [$0] } ?? [])
-        let registrations = secrets.map(SecretRedactor.register)
-        defer {
-            for registration in registrations {
-                registration.cancel()
-            }
-        }
-        do {
-            return try await RemoteAuthError.$requestSecrets.withValue(secrets) { try await body() }
-        } catch let error as RemoteAuthError {
-            throw error
-        } catch {
-            throw RemoteAuthError(.invalidResponse("unexpected error"))
-        }
     }
 }

@@ -538,8 +538,10 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// sign-in commits while the backend works, that session is left alone.
     ///
     /// - Throws: ``ManagedSessionError``: ``ManagedSessionError/notSignedIn``, the refresh's
-    ///   failure, ``ManagedSessionError/remote(_:)`` with the backend's error (`unsupported` for a
-    ///   backend that deletes no account), or ``ManagedSessionError/storage(_:)`` when the stored
+    ///   failure, ``ManagedSessionError/superseded`` when another person's sign-in committed while
+    ///   the token was got (nothing is deleted), ``ManagedSessionError/remote(_:)`` with the
+    ///   backend's error (`unsupported` for a backend that deletes no account),
+    ///   ``ManagedSessionError/cancelled``, or ``ManagedSessionError/storage(_:)`` when the stored
     ///   session could not be removed (the user is signed out in memory all the same).
     public func deleteAccount() async throws(ManagedSessionError) {
         let session = try await validSession()

@@ -125,9 +125,9 @@ import Testing
         #expect(download.calls == 1, "30 s after the last fetch: not fetched again")
 
         // Tokens naming random keys cannot make it fetch either.
+        let signed = es256.sign(claims: someClaims())
         for _ in 0..<200 {
-            let randomKid = es256.sign(claims: someClaims(), extraHeader: ["kid": UUID().uuidString])
-            _ = await verificationError(verifier, randomKid)
+            _ = await verificationError(verifier, replacingKid(of: signed, with: UUID().uuidString))
         }
         #expect(download.calls == 1)
 
@@ -154,14 +154,14 @@ import Testing
 
     @Test func concurrentVerificationsShareOneFetch() async throws {
         let token = rs256.sign(claims: someClaims())
-        for round in 0..<50 {
+        for round in 0..<30 {
             let clock = ManualClock()
             let download = ScriptedKeySetDownload([rs256])
             download.hold()
             let verifier = download.verifier(clock: clock)
             let verified = ConcurrencySafeContainer(0)
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<20 {
+                for _ in 0..<16 {
                     group.addTask {
                         if await verificationError(verifier, token) == nil {
                             verified.withLock { $0 += 1 }
@@ -170,12 +170,12 @@ import Testing
                 }
                 try await waitUntil(timeout: 60) { download.heldCount == 1 }
                 // Let the other tasks reach the verifier while the fetch is held.
-                for _ in 0..<20 { await Task.yield() }
+                for _ in 0..<16 { await Task.yield() }
                 download.release()
                 try await group.waitForAll()
             }
             #expect(download.calls == 1, "round \(round)")
-            #expect(verified.withLock { $0 } == 20)
+            #expect(verified.withLock { $0 } == 16)
         }
     }
 

@@ -106,3 +106,13 @@ func tamperedPayload(_ token: String, replacing old: String = "user-1", with new
     let changed = payload.replacingOccurrences(of: old, with: new)
     return parts[0] + "." + Base64URL.encode(Data(changed.utf8)) + "." + parts[2]
 }
+
+/// `token` with its header's `kid` replaced: its signature no longer verifies, which a verifier
+/// that does not know the `kid` never gets to check.
+func replacingKid(of token: String, with keyID: String) -> String {
+    let parts = token.split(separator: ".").map(String.init)
+    var header = try! JSONSerialization.jsonObject(with: Base64URL.decode(parts[0])!) as! [String: Any]
+    header["kid"] = keyID
+    let data = try! JSONSerialization.data(withJSONObject: header, options: [.sortedKeys])
+    return Base64URL.encode(data) + "." + parts[1] + "." + parts[2]
+}
