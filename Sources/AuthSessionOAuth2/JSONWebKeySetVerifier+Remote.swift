@@ -17,8 +17,10 @@ extension JSONWebKeySetVerifier {
     /// ```
     ///
     /// The answer must be a 2xx JSON document (`application/json` or `application/jwk-set+json`)
-    /// within `maximumResponseSize` bytes; anything else is a transient
-    /// `RemoteAuthError.Reason.invalidResponse(_:)` or the status's error.
+    /// within `maximumResponseSize` bytes. Every failure is transient: a network error as it is,
+    /// anything else (a 403 from a firewall, a 404, an error object, a document that is no key set)
+    /// as `RemoteAuthError.Reason.invalidResponse(_:)` naming it. The key set's URL says nothing
+    /// about the user's session, so nothing it answers may read as "the session is over".
     ///
     /// - Parameters:
     ///   - jwksURI: The key set's URL: `https`, or `http` to loopback (or anywhere with
@@ -49,9 +51,16 @@ extension JSONWebKeySetVerifier {
                 timeoutInterval: requestTimeout > 0 && requestTimeout.isFinite ? requestTimeout : 30
             )
             request.setValue("application/jwk-set+json, application/json", forHTTPHeaderField: "Accept")
-            let object = try HTTPExchange.jsonObject(
-                from: try await transport.send(request, maximumResponseSize: maximumResponseSize)
-            )
+            let object: [String: JSONValue]
+            do throws(RemoteAuthError) {
+                object = try HTTPExchange.jsonObject(
+                    from: try await transport.send(request, maximumResponseSize: maximumResponseSize)
+                )
+            } catch  where error.kind == .transient {
+                throw error
+            } catch {
+                throw RemoteAuthError(.invalidResponse("key set: \(error)"), statusCode: error.statusCode)
+            }
             do throws(JSONWebKeySetError) {
                 return try JSONWebKeySet(jsonObject: object)
             } catch {

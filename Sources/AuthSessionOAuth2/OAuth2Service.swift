@@ -159,10 +159,12 @@ public struct OAuth2Service: RemoteAuthService {
     /// An ID token in the answer must pass the identity checks (`iss`, `aud`, `azp`) and the
     /// ``signatureVerifier``'s check; its time claims are not checked, because the server has
     /// already rotated the tokens and a device clock minutes off must not throw them away. For the
-    /// same reason, when the signature cannot be checked right now (the keys cannot be fetched, or
-    /// the key is not published yet: a transient failure), the new tokens are kept without that ID
-    /// token: `IssuedTokens.idToken` and `IssuedTokens.user` are `nil`, and the session keeps its
-    /// previous ones. OpenID Connect also asks that its `sub`
+    /// same reason, when the signature cannot be checked right now (the key set cannot be fetched,
+    /// whatever its URL answers, or the key is not published yet), the new tokens are kept without
+    /// that ID token: `IssuedTokens.idToken` is `nil`, and `IssuedTokens.user` carries only the
+    /// token's subject, unverified, so that the manager still refuses another user's tokens; the
+    /// session keeps its previous ID token and profile. Only a verdict on the token itself (its
+    /// signature, its algorithm, its form) fails the refresh. OpenID Connect also asks that its `sub`
     /// equal the session's: compare `IssuedTokens.user` with the session's user. The userinfo
     /// endpoint is not asked: the new tokens are never put at risk by a second request.
     ///
@@ -362,11 +364,12 @@ public struct OAuth2Service: RemoteAuthService {
             if let idToken = tokens.idToken, let signatureVerifier {
                 do throws(RemoteAuthError) {
                     try await verifySignature(of: idToken, with: signatureVerifier)
-                } catch  where isRefresh && error.kind == .transient {
+                } catch  where isRefresh && !Self.isSignatureVerdict(error) {
                     // The old refresh token is spent: keep what the server issued, without the
-                    // claims that could not be checked.
+                    // claims that could not be checked. The subject stays, unverified, for one use
+                    // only: refusing another user's tokens (a claim used to say no).
                     tokens.idToken = nil
-                    tokens.user = nil
+                    tokens.user = tokens.user.map { ManagedUser(identifier: $0.identifier) }
                 } catch {
                     var failure = error
                     failure.statusCode = failure.statusCode ?? response.statusCode
@@ -374,6 +377,17 @@ public struct OAuth2Service: RemoteAuthService {
                 }
             }
             return tokens
+        }
+    }
+
+    /// Whether `error` says the ID token is not the issuer's (its signature, its algorithm, its
+    /// form), rather than that it cannot be checked now (the keys unreachable, unknown yet, or the
+    /// key set's URL failing in any way).
+    static func isSignatureVerdict(_ error: RemoteAuthError) -> Bool {
+        guard case .invalidIDToken(let reason) = error.reason else { return false }
+        switch reason {
+        case .invalidSignature, .keyAlgorithmMismatch, .unsupportedAlgorithm, .malformed: return true
+        default: return false
         }
     }
 

@@ -163,7 +163,11 @@ import Testing
         let refreshed = try await client.refresh(Fixture.refreshToken, scope: nil)
         #expect(refreshed.accessToken == Fixture.accessToken, "the rotated tokens are kept")
         #expect(refreshed.refreshToken == Fixture.refreshToken)
-        #expect(refreshed.idToken == nil && refreshed.user == nil, "the unchecked ID token is not used")
+        #expect(refreshed.idToken == nil, "the unchecked ID token is not used")
+        #expect(
+            refreshed.user == ManagedUser(identifier: "user-42"),
+            "only its subject, to refuse another user's tokens; no profile claim"
+        )
 
         // A minute after the fetch, the key set is fetched again and the new key verifies.
         clock.advance(by: 50)

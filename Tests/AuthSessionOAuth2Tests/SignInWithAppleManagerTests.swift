@@ -214,4 +214,147 @@ import Testing
         #expect(app.provider.session != nil)
         #expect(try store.load() != nil)
     }
+
+    @Test func appleSaysRevokedWhileARefreshRotatesTheTokensStillSignsOut() async throws {
+        let states = HeldCredentialStates()
+        let service = SignInWithAppleService(
+            clientID: Self.clientID,
+            backend: backend(),
+            credentialStates: states,
+            revocationSignal: apple,
+            signatureVerifier: JSONWebKeySetVerifier(keySet: apple.keySet),
+            clock: clock
+        )
+        let app = App(service: service, store: store, clock: clock, activation: activation)
+        try await signIn(app)
+        await app.settle()
+        clock.advance(by: 301)
+        states.hold(answering: .revoked)
+        activation.fire()
+        try await withSafetyNet { await states.waitForHeldCheck() }
+        _ = try await app.provider.refresh()  // the backend rotates while Apple answers
+        states.release()
+        try await app.recorder.waitForStatus(.signedOut, timeout: 60)
+        #expect(app.provider.session == nil, "Apple's verdict is about the Apple ID, not about the tokens it saw")
+    }
+
+    @Test func aSignInOfTheSameAccountDuringItsDeletionIsSignedOutToo() async throws {
+        let deleting = HeldDeletion()
+        let service = SignInWithAppleService(
+            clientID: Self.clientID,
+            backend: .exchange(
+                { _ in IssuedTokens(accessToken: "at-\(UUID())", refreshToken: "rt-\(UUID())", expiresIn: 3600) },
+                deleteAccount: { _ in await deleting.hold() }
+            ),
+            credentialStates: apple,
+            revocationSignal: apple,
+            signatureVerifier: JSONWebKeySetVerifier(keySet: apple.keySet),
+            clock: clock
+        )
+        let app = App(service: service, store: store, clock: clock, activation: activation)
+        try await signIn(app)
+        let deletion = Task { () -> Result<Void, ManagedSessionError> in
+            do throws(ManagedSessionError) {
+                try await app.provider.deleteAccount()
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try await withSafetyNet { await deleting.waitUntilHeld() }
+        try await signIn(app)  // a second tap on "Sign in with Apple" while the backend deletes
+        deleting.release()
+        try await deletion.value.get()
+        #expect(app.provider.session == nil, "the deleted account is not left signed in")
+        #expect(try store.load() == nil)
+    }
+}
+
+/// A credential-state source that answers what the test says, and can hold its answers.
+private final class HeldCredentialStates: AppleIDCredentialStateSource, Sendable {
+    private struct State {
+        var answer = CredentialState.authorized
+        var holds = false
+        var held: [CheckedContinuation<Void, Never>] = []
+        var heldWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = ConcurrencySafeContainer(State())
+
+    func hold(answering answer: CredentialState) {
+        state.withLock {
+            $0.answer = answer
+            $0.holds = true
+        }
+    }
+
+    func release() {
+        let held = state.withLock { state in
+            state.holds = false
+            defer { state.held = [] }
+            return state.held
+        }
+        for continuation in held { continuation.resume() }
+    }
+
+    /// Returns once a check is held.
+    func waitForHeldCheck() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isHeld = state.withLock { state in
+                if state.held.isEmpty { state.heldWaiters.append(continuation) }
+                return !state.held.isEmpty
+            }
+            if isHeld { continuation.resume() }
+        }
+    }
+
+    func credentialState(forUserID userID: String) async throws(RemoteAuthError) -> CredentialState {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let (holds, waiters) = state.withLock { state in
+                guard state.holds else { return (false, [CheckedContinuation<Void, Never>]()) }
+                state.held.append(continuation)
+                defer { state.heldWaiters = [] }
+                return (true, state.heldWaiters)
+            }
+            for waiter in waiters { waiter.resume() }
+            if !holds { continuation.resume() }
+        }
+        return state.withLock { $0.answer }
+    }
+}
+
+/// A backend deletion the test holds until it releases it.
+private final class HeldDeletion: Sendable {
+    private struct State {
+        var held: CheckedContinuation<Void, Never>?
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = ConcurrencySafeContainer(State())
+
+    func hold() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let waiters = state.withLock { state in
+                state.held = continuation
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    func waitUntilHeld() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isHeld = state.withLock { state in
+                if state.held == nil { state.waiters.append(continuation) }
+                return state.held != nil
+            }
+            if isHeld { continuation.resume() }
+        }
+    }
+
+    func release() {
+        state.withLock { state in
+            defer { state.held = nil }
+            return state.held
+        }?.resume()
+    }
 }

@@ -247,6 +247,36 @@ import Testing
         #expect(named.authorizationCode == nil)
     }
 
+    @Test func theUserAndTheClaimsShowNoPersonalDataEither() async throws {
+        let captured = ConcurrencySafeContainer<AppleIDAuthorization?>(nil)
+        let backend = SignInWithAppleBackend.exchange(
+            { authorization in
+                captured.withLock { $0 = authorization }
+                return IssuedTokens(accessToken: "at-1234567890abcdef", expiresIn: 3600)
+            },
+            deleteAccount: { _ in }
+        )
+        let credential = apple.authorize(
+            .init(userID: "001234.abcd", givenName: "Ada", familyName: "Lovelace", email: "ada@example.com"),
+            nonce: nonce.hashed
+        )
+        let tokens = try await service(backend: backend).obtainTokens(with: .signInWithApple(credential, nonce: nonce))
+        let authorization = try #require(captured.withLock { $0 })
+        let user = try #require(tokens.user)
+        var renderings = ["\(user)", String(reflecting: user), "\(authorization.claims)", "\(authorization)"]
+        for value in [user as Any, authorization.claims, authorization, tokens] {
+            var dumped = ""
+            dump(value, to: &dumped)
+            renderings.append(dumped)
+        }
+        for text in renderings {
+            for secret in ["Ada", "Lovelace", "ada@example.com", nonce.hashed, credential.identityToken!] {
+                #expect(!text.contains(secret), "\(text) shows \(secret)")
+            }
+        }
+        #expect(user.name == "Ada Lovelace", "the fields are there, only not shown")
+    }
+
     @Test func aCredentialNeverShowsItsTokenCodeNameOrEmail() {
         let credential = apple.authorize(
             .init(userID: "001234.abcd", givenName: "Ada", familyName: "Lovelace", email: "ada@example.com"),

@@ -852,10 +852,11 @@ struct ManagedSessionMachine {
 
     /// The backend answered a credential check of `checked`, made in `checkGeneration`.
     ///
-    /// A verdict other than authorized signs out, unless it is about tokens already replaced (a
-    /// refresh rotated them meanwhile: the verdict is stale), or the session has a refresh token
-    /// and the remote's verdicts are not final: then the refresh token, the real authority,
-    /// confirms it. A verdict on an access token that
+    /// A final verdict (the remote's `credentialStateIsFinal`: it is about the user) other than
+    /// authorized signs out the same user's session, whatever its tokens are now. Any other
+    /// verdict other than authorized signs out, unless it is about tokens already replaced (a
+    /// refresh rotated them meanwhile: the verdict is stale), or the session has a refresh token:
+    /// then the refresh token, the real authority, confirms it. A verdict on an access token that
     /// another process sharing the store rotated away, or that a refresh killed before its write
     /// left behind, is not a revocation; the confirming refresh adopts or renews, and signs out
     /// only on a terminal answer.
@@ -867,9 +868,15 @@ struct ManagedSessionMachine {
         guard checkGeneration == generation else { return [] }
         isCheckingCredential = false
         // A network error says nothing about the credential: nothing changes.
-        guard case .success(let state) = result, state != .authorized else { return [] }
-        guard let session, session.accessToken == checked.accessToken, blockingError == nil else { return [] }
-        guard session.refreshToken != nil, !verdictsAreFinal else {
+        guard case .success(let state) = result, state != .authorized, let session else { return [] }
+        if verdictsAreFinal {
+            // About the user, not about the tokens the check saw: a refresh that rotated them
+            // meanwhile changes nothing.
+            guard session.isSameIdentity(as: checked) else { return [] }
+            return [.signOut(error: .credentialRevoked(state), generation: generation)]
+        }
+        guard session.accessToken == checked.accessToken, blockingError == nil else { return [] }
+        guard session.refreshToken != nil else {
             return [.signOut(error: .credentialRevoked(state), generation: generation)]
         }
         guard flight == nil else { return [] }

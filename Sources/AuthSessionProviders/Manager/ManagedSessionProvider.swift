@@ -534,23 +534,21 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     ///
     /// The backend goes first: until it confirms, the account exists, so any failure leaves the
     /// user signed in, to try again. The call gets a valid access token first
-    /// (``validSession(minimumValidity:)``, which refreshes if need be). If a sign-out or another
-    /// sign-in commits while the backend works, that session is left alone.
+    /// (``validSession(minimumValidity:)``, which refreshes if need be). Then whatever session of
+    /// that account is signed in is signed out, also one a sign-in committed while the backend
+    /// worked; another person's session, signed in meanwhile, is left alone.
     ///
     /// - Throws: ``ManagedSessionError``: ``ManagedSessionError/notSignedIn``, the refresh's
     ///   failure, ``ManagedSessionError/superseded`` when another person's sign-in committed while
-    ///   the token was got (nothing is deleted), ``ManagedSessionError/remote(_:)`` with the
+    ///   the token was got (nothing is deleted) or a sign-in of the account committed during its
+    ///   sign-out (the account is deleted), ``ManagedSessionError/remote(_:)`` with the
     ///   backend's error (`unsupported` for a backend that deletes no account),
     ///   ``ManagedSessionError/cancelled``, or ``ManagedSessionError/storage(_:)`` when the stored
     ///   session could not be removed (the user is signed out in memory all the same).
     public func deleteAccount() async throws(ManagedSessionError) {
         let session = try await validSession()
-        guard
-            let generation = state.withLock({ state -> UInt64? in
-                guard let current = state.machine.session, current.isSameIdentity(as: session) else { return nil }
-                return state.machine.generation
-            })
-        else {
+        // Another person's sign-in may have committed since the token was got: never delete theirs.
+        guard state.withLock({ $0.machine.session?.isSameIdentity(as: session) == true }) else {
             throw .superseded
         }
         do throws(RemoteAuthError) {
@@ -559,8 +557,21 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             throw error.reason == .cancelled ? .cancelled : .remote(error)
         }
         let reason = ManagedSessionError.accountDeleted
-        if let removeError = performSignOut(error: reason, reason: reason, ifGeneration: generation, revokes: false) {
+        // The account's session now: the one the call began with, or a sign-in of the same account
+        // committed while the backend deleted it. Whatever commits between this read and the
+        // sign-out is a new generation, and the sign-out leaves it alone; the call then says so.
+        let current = state.withLock { state -> UInt64? in
+            guard let current = state.machine.session, current.isSameIdentity(as: session) else { return nil }
+            return state.machine.generation
+        }
+        if let current,
+            let removeError = performSignOut(error: reason, reason: reason, ifGeneration: current, revokes: false)
+        {
             throw .storage(removeError)
+        }
+        let isStillSignedIn = state.withLock { $0.machine.session?.isSameIdentity(as: session) == true }
+        if isStillSignedIn {
+            throw .superseded
         }
     }
 

@@ -9,7 +9,9 @@ import Foundation
 /// deep link, a push, another app) only once its signature is verified too.
 ///
 /// All operations are thread-safe.
-public struct IDTokenClaims: Sendable, Hashable {
+public struct IDTokenClaims: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
 
     /// The issuer (`iss`).
     public var issuer: String
@@ -161,6 +163,24 @@ public struct IDTokenClaims: Sendable, Hashable {
         if let expectedNonce, nonce != expectedNonce {
             throw .nonceMismatch
         }
+    }
+
+    /// The issuer, subject, audiences and expiry; no personal claim and no nonce.
+    public var description: String {
+        "IDTokenClaims(iss: \(Self.shortened(issuer)), sub: \(Self.shortened(subject)), "
+            + "aud: \(audience.map(Self.shortened)), exp: \(expiresAt))"
+    }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+
+    /// A mirror with ``description``'s fields only, so `dump` shows no personal claim.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: ["issuer": issuer, "subject": subject, "audience": audience, "expiresAt": expiresAt],
+            displayStyle: .struct
+        )
     }
 
     /// The user the claims describe: `sub`, `name` (or `given_name family_name`), `email`, and

@@ -8,7 +8,7 @@ import Foundation
 /// losing them. Equality and hashing use every field.
 ///
 /// All operations are thread-safe.
-public struct ManagedUser: AuthSessionUserProtocol, Codable, CustomStringConvertible {
+public struct ManagedUser: AuthSessionUserProtocol, Codable, CustomStringConvertible, CustomReflectable {
 
     /// The stable subject (OpenID Connect `sub`): the ``identifier``.
     public var identifier: String
@@ -38,6 +38,18 @@ public struct ManagedUser: AuthSessionUserProtocol, Codable, CustomStringConvert
 
     /// `ManagedUser(<identifier>)`: profile fields are personal data, so they are left out.
     public var description: String { "ManagedUser(\(identifier))" }
+
+    /// The identifier and which fields are present, so `dump` and debuggers show no personal data.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "identifier": identifier, "hasName": name != nil, "hasEmail": email != nil,
+                "profileFields": profile.keys.sorted(),
+            ],
+            displayStyle: .struct
+        )
+    }
 
     private enum CodingKeys: String, CodingKey {
         case identifier = "subject"

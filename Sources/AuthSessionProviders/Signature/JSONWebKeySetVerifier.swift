@@ -14,12 +14,15 @@ import Foundation
 /// - The key is looked up by the token's `kid` (every key of the token's algorithm when it
 ///   names none). The algorithm is the key's: a token claiming another is refused, and only
 ///   `RS256` and `ES256` are verified (never `none`, never `HS256` with a public key as secret).
-/// - A fetched set is used for ``cacheLifetime`` (24 hours by default), then fetched again.
+/// - A fetched set is used for ``cacheLifetime`` (24 hours by default), then fetched again; a
+///   token whose key the old set holds is verified at once meanwhile.
 /// - A `kid` the set lacks makes it fetch again (the issuer rotated its keys), at most once per
 ///   ``minimumRefetchInterval`` (a minute by default); inside that interval the key is refused as
 ///   unknown, a transient refusal. Each verification waits for one fetch at most.
 /// - Concurrent verifications share one fetch. No lock is held while fetching.
-/// - A failed fetch keeps the set held: its keys still serve tokens they verify.
+/// - A failed fetch keeps the set held: its keys still serve tokens they verify. It is not
+///   repeated for 5 seconds: meanwhile a verification that needs it fails at once with its error.
+/// - A clock set back counts as time passed (the set is fetched again), never as a reason to wait.
 ///
 /// All operations are thread-safe.
 public final class JSONWebKeySetVerifier: IDTokenSignatureVerifier, CustomStringConvertible {
@@ -89,17 +92,20 @@ public final class JSONWebKeySetVerifier: IDTokenSignatureVerifier, CustomString
             let now = clock.now
             let (decision, fetch) = state.withLock { state in
                 let decision = state.machine.decide(for: token, now: now, hasFetched: hasFetched)
-                if decision == .startFetch {
-                    state.fetch = makeFetch()
+                switch decision {
+                case .startFetch, .verifyWhileFetching: state.fetch = makeFetch()
+                case .verify, .joinFetch, .refuse, .fail: break
                 }
                 return (decision, state.fetch)
             }
             switch decision {
-            case .verify(let keys):
+            case .verify(let keys), .verifyWhileFetching(let keys):
                 try Self.verify(token, with: keys)
                 return
             case .refuse(let reason):
                 throw Self.refusal(reason)
+            case .fail(let error):
+                throw error
             case .startFetch, .joinFetch:
                 guard let fetch else { throw RemoteAuthError(.unsupported("no key set to fetch")) }
                 switch await fetch.value {
@@ -143,7 +149,7 @@ public final class JSONWebKeySetVerifier: IDTokenSignatureVerifier, CustomString
             state.withLock { state in
                 switch result {
                 case .success(let keySet): state.machine.fetched(keySet, now: now)
-                case .failure: state.machine.fetchFailed()
+                case .failure(let error): state.machine.fetchFailed(error, now: now)
                 }
                 state.fetch = nil
             }

@@ -7,14 +7,20 @@ import Foundation
 /// The rules:
 /// - A set fetched less than `lifetime` ago is fresh: a token whose key it holds is verified
 ///   with it, without a fetch.
-/// - No set yet, or a stale one: fetch (or join the fetch in flight).
+/// - A stale set that holds the token's key verifies it at once, and the set is fetched again
+///   meanwhile (unless a fetch is in flight, or failed moments ago): no verification waits for a
+///   refetch its keys do not need.
+/// - No key for the token in a stale set, or no set yet: fetch (or join the fetch in flight).
 /// - A fresh set without the token's key: fetch again, but at most once per
 ///   `minimumRefetchInterval` (measured from the start of the last fetch of any kind), so tokens
 ///   naming random keys cannot make the verifier hammer the issuer; inside that interval the key
 ///   is refused as unknown (a transient refusal: it may appear).
+/// - A failed fetch leaves the set as it was, and is not repeated for `failureBackoff`: meanwhile
+///   a verification that needs a fetch gets that failure at once, instead of each waiting for a
+///   request of its own to a key set URL that is down.
 /// - One verification waits for at most one fetch; after it, it decides with what it has.
-/// - A fetch that fails leaves the set as it was: a stale set's keys still serve a token they
-///   can verify, so an outage at the key endpoint does not stop sign-ins.
+/// - Time that runs backwards (a clock set back) counts as time passed: a set fetched "in the
+///   future" is stale, and no throttle or backoff holds.
 ///
 /// Not thread-safe: use from one task at a time (the verifier's lock does this).
 struct KeySetCacheMachine: Sendable {
@@ -23,12 +29,17 @@ struct KeySetCacheMachine: Sendable {
     enum Decision: Equatable {
         /// Verify with these keys: the candidates for the token.
         case verify([JSONWebKey])
+        /// Verify with these keys of a stale set, and start a fetch that nobody waits for (the
+        /// machine now counts it in flight).
+        case verifyWhileFetching([JSONWebKey])
         /// Start a fetch (the machine now counts it in flight) and wait for it.
         case startFetch
         /// Wait for the fetch in flight.
         case joinFetch
         /// Refuse the token.
         case refuse(IDTokenValidationError)
+        /// Fail with the error of a fetch that failed moments ago.
+        case fail(RemoteAuthError)
     }
 
     /// How long a fetched set is used before it is fetched again.
@@ -37,18 +48,23 @@ struct KeySetCacheMachine: Sendable {
     /// The shortest time between two fetches made for a key the set does not hold.
     let minimumRefetchInterval: TimeInterval
 
+    /// How long a failed fetch is not repeated: 5 seconds, or the refetch interval if shorter.
+    let failureBackoff: TimeInterval
+
     /// Whether the keys can be fetched at all (`false` for a fixed set).
     let canFetch: Bool
 
     private(set) var keySet: JSONWebKeySet?
     private(set) var fetchedAt: Date?
     private(set) var lastFetchStarted: Date?
+    private(set) var lastFailure: (at: Date, error: RemoteAuthError)?
     private(set) var isFetching = false
 
     /// A cache that fetches its keys.
     init(lifetime: TimeInterval, minimumRefetchInterval: TimeInterval) {
         self.lifetime = lifetime
         self.minimumRefetchInterval = minimumRefetchInterval
+        self.failureBackoff = min(5, minimumRefetchInterval)
         self.canFetch = true
     }
 
@@ -56,6 +72,7 @@ struct KeySetCacheMachine: Sendable {
     init(fixed keySet: JSONWebKeySet) {
         self.lifetime = .infinity
         self.minimumRefetchInterval = .infinity
+        self.failureBackoff = .infinity
         self.canFetch = false
         self.keySet = keySet
         self.fetchedAt = .distantPast
@@ -64,18 +81,24 @@ struct KeySetCacheMachine: Sendable {
     /// What to do for `token` at `now`; `hasFetched` when this verification already waited for a
     /// fetch that succeeded.
     mutating func decide(for token: JSONWebSignature, now: Date, hasFetched: Bool) -> Decision {
+        let candidates = keySet?.candidates(for: token) ?? []
         if let keySet, isFresh(at: now) || hasFetched || !canFetch {
-            let candidates = keySet.candidates(for: token)
             if !candidates.isEmpty { return .verify(candidates) }
             guard canFetch, !hasFetched else { return .refuse(keySet.missingKeyError(for: token)) }
             if isFetching { return .joinFetch }
-            if let lastFetchStarted, now.timeIntervalSince(lastFetchStarted) < minimumRefetchInterval {
+            if isWithin(minimumRefetchInterval, of: lastFetchStarted, at: now) {
                 return .refuse(keySet.missingKeyError(for: token))
             }
             return startFetch(now: now)
         }
-        // No set yet, or a stale one: the keys must be had first.
+        // A stale set, or none.
+        if !candidates.isEmpty {
+            guard !isFetching, !isBackingOff(at: now) else { return .verify(candidates) }
+            _ = startFetch(now: now)
+            return .verifyWhileFetching(candidates)
+        }
         if isFetching { return .joinFetch }
+        if let lastFailure, isBackingOff(at: now) { return .fail(lastFailure.error) }
         return startFetch(now: now)
     }
 
@@ -83,11 +106,13 @@ struct KeySetCacheMachine: Sendable {
     mutating func fetched(_ keySet: JSONWebKeySet, now: Date) {
         self.keySet = keySet
         fetchedAt = now
+        lastFailure = nil
         isFetching = false
     }
 
-    /// The fetch in flight failed: the set stays as it was.
-    mutating func fetchFailed() {
+    /// The fetch in flight failed with `error`: the set stays as it was.
+    mutating func fetchFailed(_ error: RemoteAuthError, now: Date) {
+        lastFailure = (now, error)
         isFetching = false
     }
 
@@ -97,8 +122,18 @@ struct KeySetCacheMachine: Sendable {
     }
 
     private func isFresh(at now: Date) -> Bool {
-        guard let fetchedAt else { return false }
-        return now.timeIntervalSince(fetchedAt) < lifetime
+        isWithin(lifetime, of: fetchedAt, at: now)
+    }
+
+    private func isBackingOff(at now: Date) -> Bool {
+        isWithin(failureBackoff, of: lastFailure?.at, at: now)
+    }
+
+    /// Whether `now` is less than `interval` after `date`; never when `now` is before it.
+    private func isWithin(_ interval: TimeInterval, of date: Date?, at now: Date) -> Bool {
+        guard let date else { return false }
+        let elapsed = now.timeIntervalSince(date)
+        return elapsed >= 0 && elapsed < interval
     }
 
     private mutating func startFetch(now: Date) -> Decision {

@@ -65,9 +65,10 @@ struct ModularArithmeticTests {
     /// `x^1 = x` and `x^0 = 1` catch a wrong `R² mod n` for every size: the precomputation takes
     /// another path for each count of limbs (64·k = j·2^s with j odd).
     @Test("x^1 = x, x^0 = 1, 0^5 = 0 and (x^3)^5 = x^15 for moduli of 1 to 129 limbs")
-    func identities() {
+    func identities() async {
         var generator = SystemRandomNumberGenerator()
         for limbCount in 1...129 {
+            await Task.yield()  // milliseconds each in a debug build: leave the runner's threads free
             var limbs = (0..<limbCount).map { _ in generator.next() as UInt64 }
             limbs[0] |= 1
             limbs[limbCount - 1] |= 1 << 63
@@ -103,11 +104,12 @@ struct ModularArithmeticTests {
     }
 
     @Test("P-256 field arithmetic agrees with the general Montgomery modulus")
-    func fieldAgreesWithMontgomeryModulus() {
+    func fieldAgreesWithMontgomeryModulus() async {
         var generator = SystemRandomNumberGenerator()
         for field in [P256Point.coordinateField, P256Point.scalarField] {
             let modulus = MontgomeryModulus(BigUInt(bigEndianBytes: field.modulus.bigEndianBytes))
             for _ in 0..<50 {
+                await Task.yield()
                 let value = field.reduced(
                     UInt256(generator.next(), generator.next(), generator.next(), generator.next())
                 )

@@ -87,7 +87,7 @@ import Testing
         #expect(error?.kind == .transient, "a key the issuer may publish soon says nothing lasting")
     }
 
-    @Test func aFetchedSetIsKeptForADayThenFetchedAgain() async {
+    @Test func aFetchedSetIsKeptForADayThenFetchedAgain() async throws {
         let clock = ManualClock()
         let download = ScriptedKeySetDownload([es256])
         let verifier = download.verifier(clock: clock)
@@ -100,8 +100,11 @@ import Testing
         #expect(await verificationError(verifier, token) == nil)
         #expect(download.calls == 1, "23 h 59 min 59 s old: still fresh")
         clock.advance(by: 1)
-        #expect(await verificationError(verifier, token) == nil)
-        #expect(download.calls == 2, "a day old: fetched again")
+        download.hold()
+        #expect(await verificationError(verifier, token) == nil, "a day old: verified at once with the held key")
+        try await waitUntil(timeout: 60) { download.heldCount == 1 }
+        #expect(download.calls == 2, "and fetched again meanwhile")
+        download.release()
     }
 
     @Test func anUnknownKidFetchesAgainAtMostOnceAMinute() async {
@@ -195,7 +198,7 @@ import Testing
         #expect(download.calls == 1)
     }
 
-    @Test func aFailedFirstFetchIsTransientAndTheNextVerificationFetchesAgain() async {
+    @Test func aFailedFetchIsTransientAndRepeatedOnlyAfterFiveSeconds() async {
         let clock = ManualClock()
         let download = ScriptedKeySetDownload([es256])
         download.fail(with: RemoteAuthError(.network(code: -1009)))
@@ -205,11 +208,15 @@ import Testing
         #expect(error?.reason == .network(code: -1009))
         #expect(error?.kind == .transient)
         download.publish([es256])
-        #expect(await verificationError(verifier, token) == nil, "a failure is not remembered")
+        clock.advance(by: 4)
+        #expect(await verificationError(verifier, token)?.reason == .network(code: -1009), "at once, no request")
+        #expect(download.calls == 1)
+        clock.advance(by: 1)
+        #expect(await verificationError(verifier, token) == nil, "five seconds later: fetched again")
         #expect(download.calls == 2)
     }
 
-    @Test func aStaleSetStillServesWhenItsRefetchFails() async {
+    @Test func anOutageAtTheKeySetURLNeitherHammersItNorDelaysAHeldKey() async throws {
         let clock = ManualClock()
         let download = ScriptedKeySetDownload([es256])
         let verifier = download.verifier(clock: clock)
@@ -217,12 +224,34 @@ import Testing
         #expect(await verificationError(verifier, token) == nil)
         clock.advance(by: 2 * 86_400)
         download.fail(with: RemoteAuthError(.timedOut))
-        #expect(await verificationError(verifier, token) == nil, "the day-old key verifies its own token")
-        #expect(download.calls == 2)
+        download.hold()
+        // The day-old key verifies its own token at once, while the refetch hangs.
+        #expect(await verificationError(verifier, token) == nil)
+        try await waitUntil(timeout: 60) { download.heldCount == 1 }
+        download.release()
+        try await waitUntil(timeout: 60) { !verifier.description.contains("fetching") }
+        for second in 0..<20 {
+            clock.advance(by: 1)
+            #expect(await verificationError(verifier, token) == nil, "second \(second)")
+            _ = await verificationError(verifier, replacingKid(of: token, with: UUID().uuidString))
+        }
+        #expect(download.calls <= 6, "one fetch per 5 s at most while the URL is down: \(download.calls)")
         let forged = tamperedPayload(token)
         #expect(await verificationError(verifier, forged).flatMap(refusal) == .invalidSignature)
         let stranger = await verificationError(verifier, JWTSigner.randomES256().sign(claims: someClaims()))
         #expect(stranger?.reason == .timedOut, "no key held for it: the fetch's failure")
+    }
+
+    @Test func aClockSetBackDoesNotHoldARotatedKeyOut() async {
+        let clock = ManualClock()
+        let download = ScriptedKeySetDownload([es256])
+        let verifier = download.verifier(clock: clock)
+        #expect(await verificationError(verifier, es256.sign(claims: someClaims())) == nil)
+        clock.advance(by: -3_600)
+        let rotated = JWTSigner.randomES256()
+        download.publish([rotated, es256])
+        #expect(await verificationError(verifier, rotated.sign(claims: someClaims())) == nil)
+        #expect(download.calls == 2)
     }
 
     @Test func aKeySetWithAnUnusableKeyUnderTheKidNamesTheReason() async throws {

@@ -22,7 +22,13 @@ import Testing
         #expect(machine.decide(for: token(known), now: start, hasFetched: false) == .joinFetch)
         machine.fetched(JSONWebKeySet(keys: [known.publicKey]), now: start)
         #expect(machine.decide(for: token(known), now: start + 86_399, hasFetched: false) == .verify([known.publicKey]))
-        #expect(machine.decide(for: token(known), now: start + 86_400, hasFetched: false) == .startFetch)
+        // A day old: the held key verifies at once while the set is fetched again.
+        #expect(
+            machine.decide(for: token(known), now: start + 86_400, hasFetched: false)
+                == .verifyWhileFetching([known.publicKey])
+        )
+        #expect(machine.decide(for: token(known), now: start + 86_400, hasFetched: false) == .verify([known.publicKey]))
+        #expect(machine.decide(for: token(unknown), now: start + 86_400, hasFetched: false) == .joinFetch)
     }
 
     @Test func refetchesForAnUnknownKidOncePerInterval() {
@@ -38,17 +44,44 @@ import Testing
         #expect(machine.decide(for: token(unknown), now: start + 119, hasFetched: false) == .refuse(missing))
     }
 
-    @Test func aFailedFetchKeepsTheSetAndIsNotThrottled() {
+    @Test func aFailedFetchKeepsTheSetAndIsRepeatedOnlyAfterFiveSeconds() {
+        let outage = RemoteAuthError(.network(code: -1009))
         var machine = KeySetCacheMachine(lifetime: 100, minimumRefetchInterval: 60)
         _ = machine.decide(for: token(known), now: start, hasFetched: false)
-        machine.fetchFailed()
+        machine.fetchFailed(outage, now: start)
         #expect(machine.keySet == nil)
-        #expect(machine.decide(for: token(known), now: start + 1, hasFetched: false) == .startFetch)
-        machine.fetched(JSONWebKeySet(keys: [known.publicKey]), now: start + 1)
-        #expect(machine.decide(for: token(known), now: start + 500, hasFetched: false) == .startFetch)
-        machine.fetchFailed()
+        #expect(machine.decide(for: token(known), now: start + 4.9, hasFetched: false) == .fail(outage))
+        #expect(machine.decide(for: token(known), now: start + 5, hasFetched: false) == .startFetch)
+        machine.fetched(JSONWebKeySet(keys: [known.publicKey]), now: start + 5)
+        // A day later the set is stale and its refetch fails: its keys still serve, at once.
+        #expect(
+            machine.decide(for: token(known), now: start + 500, hasFetched: false)
+                == .verifyWhileFetching([known.publicKey])
+        )
+        machine.fetchFailed(outage, now: start + 500)
+        #expect(machine.decide(for: token(known), now: start + 501, hasFetched: false) == .verify([known.publicKey]))
+        #expect(machine.decide(for: token(unknown), now: start + 501, hasFetched: false) == .fail(outage))
+        #expect(
+            machine.decide(for: token(known), now: start + 505, hasFetched: false)
+                == .verifyWhileFetching([known.publicKey])
+        )
         #expect(machine.fallbackCandidates(for: token(known)) == [known.publicKey])
         #expect(machine.fallbackCandidates(for: token(unknown)).isEmpty)
+    }
+
+    @Test func aClockSetBackCountsAsTimePassed() {
+        var machine = KeySetCacheMachine(lifetime: 86_400, minimumRefetchInterval: 60)
+        _ = machine.decide(for: token(known), now: start, hasFetched: false)
+        machine.fetched(JSONWebKeySet(keys: [known.publicKey]), now: start)
+        // The clock goes back an hour: the set was fetched "in the future", so it is stale, and
+        // the throttle for an unknown kid does not hold.
+        #expect(machine.decide(for: token(unknown), now: start - 3_600, hasFetched: false) == .startFetch)
+        machine.fetchFailed(RemoteAuthError(.timedOut), now: start)
+        #expect(
+            machine.decide(for: token(known), now: start - 3_600, hasFetched: false)
+                == .verifyWhileFetching([known.publicKey]),
+            "a failure 'in the future' is no backoff either"
+        )
     }
 
     @Test func afterItsFetchAVerificationUsesWhatItHasEvenWhenStale() {
