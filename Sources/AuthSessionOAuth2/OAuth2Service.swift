@@ -161,10 +161,11 @@ public struct OAuth2Service: RemoteAuthService {
     /// already rotated the tokens and a device clock minutes off must not throw them away. For the
     /// same reason, when the signature cannot be checked right now (the key set cannot be fetched,
     /// whatever its URL answers, or the key is not published yet), the new tokens are kept without
-    /// that ID token: `IssuedTokens.idToken` is `nil`, and `IssuedTokens.user` carries only the
-    /// token's subject, unverified, so that the manager still refuses another user's tokens; the
-    /// session keeps its previous ID token and profile. Only a verdict on the token itself (its
-    /// signature, its algorithm, its form) fails the refresh. OpenID Connect also asks that its `sub`
+    /// that ID token: `IssuedTokens.idToken` and `IssuedTokens.user` are `nil`, and
+    /// `IssuedTokens.unverifiedSubject` carries the token's subject, which the manager compares
+    /// with the session's to refuse another user's tokens, and never stores; the session keeps its
+    /// previous ID token and profile. Only a verdict on the token itself (a signature the keys
+    /// fetched for it do not verify, a malformed token) fails the refresh. OpenID Connect also asks that its `sub`
     /// equal the session's: compare `IssuedTokens.user` with the session's user. The userinfo
     /// endpoint is not asked: the new tokens are never put at risk by a second request.
     ///
@@ -368,8 +369,9 @@ public struct OAuth2Service: RemoteAuthService {
                     // The old refresh token is spent: keep what the server issued, without the
                     // claims that could not be checked. The subject stays, unverified, for one use
                     // only: refusing another user's tokens (a claim used to say no).
+                    tokens.unverifiedSubject = tokens.user?.identifier
                     tokens.idToken = nil
-                    tokens.user = tokens.user.map { ManagedUser(identifier: $0.identifier) }
+                    tokens.user = nil
                 } catch {
                     var failure = error
                     failure.statusCode = failure.statusCode ?? response.statusCode
@@ -380,13 +382,14 @@ public struct OAuth2Service: RemoteAuthService {
         }
     }
 
-    /// Whether `error` says the ID token is not the issuer's (its signature, its algorithm, its
-    /// form), rather than that it cannot be checked now (the keys unreachable, unknown yet, or the
-    /// key set's URL failing in any way).
+    /// Whether `error` says the ID token is not the issuer's (its signature, checked against the
+    /// keys fetched for it, or its form), rather than that it cannot be checked now (the keys
+    /// unreachable or unknown yet, the key set's URL failing in any way, an algorithm this client
+    /// does not verify).
     static func isSignatureVerdict(_ error: RemoteAuthError) -> Bool {
         guard case .invalidIDToken(let reason) = error.reason else { return false }
         switch reason {
-        case .invalidSignature, .keyAlgorithmMismatch, .unsupportedAlgorithm, .malformed: return true
+        case .invalidSignature, .malformed: return true
         default: return false
         }
     }

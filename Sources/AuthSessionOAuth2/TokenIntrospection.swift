@@ -3,8 +3,13 @@ import Foundation
 
 /// What an introspection endpoint says of a token (RFC 7662 §2.2).
 ///
+/// ``description`` and `dump` show whether it is active, its client and expiry; never the user
+/// name (personal data) or the subject.
+///
 /// All operations are thread-safe.
-public struct TokenIntrospection: Sendable, Hashable {
+public struct TokenIntrospection: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
 
     /// Whether the token is active: issued by this server, not expired, not revoked.
     public var isActive: Bool
@@ -23,6 +28,28 @@ public struct TokenIntrospection: Sendable, Hashable {
 
     /// When the token expires, if the server said.
     public var expiresAt: Date?
+
+    /// Whether it is active, its client and its expiry.
+    public var description: String {
+        "TokenIntrospection(active: \(isActive), client: \(clientID.map(RemoteAuthError.sanitized) ?? "none"), "
+            + "expiresAt: \(expiresAt.map { "\($0)" } ?? "unknown"))"
+    }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+
+    /// A mirror with ``description``'s fields, and whether a user name and a subject are present.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "isActive": isActive, "scope": scope as Any, "clientID": clientID as Any,
+                "hasUsername": username != nil,
+                "hasSubject": subject != nil, "expiresAt": expiresAt as Any,
+            ],
+            displayStyle: .struct
+        )
+    }
 
     /// Creates an introspection result.
     ///

@@ -238,6 +238,43 @@ import Testing
         #expect(app.provider.session == nil, "Apple's verdict is about the Apple ID, not about the tokens it saw")
     }
 
+    @Test func appleSaysRevokedWhileAnotherProcessRotatesTheStoredSessionIsRemovedToo() async throws {
+        let states = HeldCredentialStates()
+        func service(_ states: any AppleIDCredentialStateSource) -> SignInWithAppleService {
+            SignInWithAppleService(
+                clientID: Self.clientID,
+                backend: backend(),
+                credentialStates: states,
+                revocationSignal: apple,
+                signatureVerifier: JSONWebKeySetVerifier(keySet: apple.keySet),
+                clock: clock
+            )
+        }
+        let app = App(service: service(states), store: store, clock: clock, activation: activation)
+        try await signIn(app)
+        await app.settle()
+        // An extension sharing the store (here a second manager, which hears no notice from an
+        // in-memory store) refreshes while Apple answers the app's check.
+        let fileProvider = App(
+            service: service(apple),
+            store: store,
+            clock: clock,
+            activation: ManualActivationSignal()
+        )
+        await fileProvider.settle()
+        clock.advance(by: 301)
+        states.hold(answering: .revoked)
+        activation.fire()
+        try await withSafetyNet { await states.waitForHeldCheck() }
+        _ = try await fileProvider.provider.refresh()
+        states.release()
+        try await app.recorder.waitForStatus(.signedOut, timeout: 60)
+        await app.settle()
+        #expect(try store.load() == nil, "the revoked Apple ID's session, rotated elsewhere, is removed too")
+        let relaunched = App(service: service(apple), store: store, clock: clock, activation: ManualActivationSignal())
+        #expect(relaunched.statusAfterInit == .signedOut)
+    }
+
     @Test func aSignInOfTheSameAccountDuringItsDeletionIsSignedOutToo() async throws {
         let deleting = HeldDeletion()
         let service = SignInWithAppleService(

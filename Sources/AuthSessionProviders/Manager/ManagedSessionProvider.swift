@@ -716,13 +716,21 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 for registration in replaced { registration.cancel() }
             case .signOut(let error, let generation):
                 // The manager's own sign-outs remove only the session they end: the same user
-                // signed in again by a process sharing the store keeps that session.
+                // signed in again by a process sharing the store keeps that session. A final
+                // credential verdict is about the user: it removes the user's session, whatever
+                // tokens another process rotated it to.
+                let removal: StoredSessionRemoval =
+                    switch error {
+                    case .signedOutElsewhere: .nothing
+                    case .credentialRevoked where remote.credentialStateIsFinal: .thisUser
+                    default: .endedSession
+                    }
                 _ = performSignOut(
                     error: error,
                     reason: error,
                     ifGeneration: generation,
                     revokes: false,
-                    removing: error == .signedOutElsewhere ? .nothing : .endedSession
+                    removing: removal
                 )
             }
         }
@@ -986,7 +994,10 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             return .terminal(cause, removesStore: true, orphaned: nil)
         case .success(let tokens):
             let expected = flight.session.user.identifier
-            if let subject = tokens.user?.identifier, !expected.isEmpty, subject != expected {
+            // A subject the client could not verify serves here only, to refuse; it is never stored.
+            if let subject = tokens.user?.identifier ?? tokens.unverifiedSubject, !expected.isEmpty,
+                subject != expected
+            {
                 // OpenID Connect: a refresh's ID token names the session's user. Another user's
                 // tokens are revoked, never used; this session's refresh token is spent, so the
                 // session ends.

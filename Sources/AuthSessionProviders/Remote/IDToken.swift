@@ -234,8 +234,10 @@ public enum IDTokenValidationError: Error, Sendable, Hashable, CustomStringConve
     /// never `none`, never an HMAC with a public key as its secret).
     case unsupportedAlgorithm(String)
 
-    /// The issuer's key set has no key with the token's `kid` (or, without a `kid`, none for its
-    /// algorithm), also after fetching it again.
+    /// No key of the issuer's key set verifies the token, as the set stands: none has its `kid`
+    /// (or, without a `kid`, its algorithm), also after fetching it again; or the keys that do
+    /// fail it while the set may not be fetched again yet to confirm (the issuer may have rotated
+    /// a key a moment ago). Transient.
     case unknownSigningKey(keyID: String?)
 
     /// The key with the token's `kid` verifies another algorithm than the one the token claims:

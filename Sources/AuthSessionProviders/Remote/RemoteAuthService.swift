@@ -262,6 +262,11 @@ public struct IssuedTokens: Sendable, Hashable, CustomStringConvertible, CustomD
     /// The user, if the backend said who it is (an ID token's claims, userinfo).
     public var user: ManagedUser?
 
+    /// The subject of an ID token that could not be verified (a refresh whose key could not be
+    /// had right now), for one use only: a session manager compares it with the session's user and
+    /// refuses the tokens of another; it never stores it. `nil` otherwise.
+    public var unverifiedSubject: String?
+
     /// Creates issued tokens.
     ///
     /// - Parameters:
@@ -272,6 +277,7 @@ public struct IssuedTokens: Sendable, Hashable, CustomStringConvertible, CustomD
     ///   - expiresIn: Seconds the access token lives.
     ///   - scope: The granted scopes.
     ///   - user: The user.
+    ///   - unverifiedSubject: The subject of an ID token that could not be verified.
     public init(
         accessToken: String,
         refreshToken: String? = nil,
@@ -279,7 +285,8 @@ public struct IssuedTokens: Sendable, Hashable, CustomStringConvertible, CustomD
         tokenType: String = "Bearer",
         expiresIn: TimeInterval? = nil,
         scope: [String]? = nil,
-        user: ManagedUser? = nil
+        user: ManagedUser? = nil,
+        unverifiedSubject: String? = nil
     ) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
@@ -288,6 +295,7 @@ public struct IssuedTokens: Sendable, Hashable, CustomStringConvertible, CustomD
         self.expiresIn = expiresIn
         self.scope = scope
         self.user = user
+        self.unverifiedSubject = unverifiedSubject
     }
 
     /// Which tokens are present, the lifetime and the user; never a token.

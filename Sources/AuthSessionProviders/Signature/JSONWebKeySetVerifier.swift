@@ -89,35 +89,59 @@ public final class JSONWebKeySetVerifier: IDTokenSignatureVerifier, CustomString
         }
         var hasFetched = false
         while true {
-            let now = clock.now
-            let (decision, fetch) = state.withLock { state in
-                let decision = state.machine.decide(for: token, now: now, hasFetched: hasFetched)
-                switch decision {
-                case .startFetch, .verifyWhileFetching: state.fetch = makeFetch()
-                case .verify, .joinFetch, .refuse, .fail: break
-                }
-                return (decision, state.fetch)
-            }
+            let (decision, fetch) = decide { $0.decide(for: token, now: $1, hasFetched: hasFetched) }
             switch decision {
             case .verify(let keys), .verifyWhileFetching(let keys):
-                try Self.verify(token, with: keys)
-                return
+                if keys.contains(where: { $0.verifies(token) }) { return }
+                // The keys held do not verify it. Once the set was fetched for this verification,
+                // that is the verdict; before, the issuer may have rotated a key the token names
+                // by no kid, or under a kid it reused: fetch once more, if the set may be fetched.
+                guard !hasFetched else { throw Self.refusal(.invalidSignature) }
+                let (next, refetch) = decide { $0.keysFailed(for: token, now: $1) }
+                switch next {
+                case .startFetch, .joinFetch:
+                    try await Self.outcome(of: refetch)
+                    hasFetched = true
+                case .refuse(let reason):
+                    throw Self.refusal(reason)
+                case .fail(let error):
+                    throw error
+                case .verify, .verifyWhileFetching:
+                    throw Self.refusal(.invalidSignature)
+                }
             case .refuse(let reason):
                 throw Self.refusal(reason)
             case .fail(let error):
                 throw error
             case .startFetch, .joinFetch:
-                guard let fetch else { throw RemoteAuthError(.unsupported("no key set to fetch")) }
-                switch await fetch.value {
-                case .success:
-                    hasFetched = true
-                case .failure(let error):
-                    let held = state.withLock { $0.machine.fallbackCandidates(for: token) }
-                    guard !held.isEmpty else { throw error }
-                    try Self.verify(token, with: held)
-                    return
-                }
+                try await Self.outcome(of: fetch)
+                hasFetched = true
             }
+        }
+    }
+
+    /// Runs one of the machine's inputs under the lock, with the time read there too (so times
+    /// reach the machine in the order of its decisions), and starts the fetch it asks for.
+    private func decide(
+        _ input: (inout KeySetCacheMachine, Date) -> KeySetCacheMachine.Decision
+    ) -> (KeySetCacheMachine.Decision, Task<Result<JSONWebKeySet, RemoteAuthError>, Never>?) {
+        state.withLock { state in
+            let decision = input(&state.machine, clock.now)
+            switch decision {
+            case .startFetch, .verifyWhileFetching: state.fetch = makeFetch()
+            case .verify, .joinFetch, .refuse, .fail: break
+            }
+            return (decision, state.fetch)
+        }
+    }
+
+    /// Waits for `fetch`; throws its failure.
+    private static func outcome(
+        of fetch: Task<Result<JSONWebKeySet, RemoteAuthError>, Never>?
+    ) async throws(RemoteAuthError) {
+        guard let fetch else { throw RemoteAuthError(.unsupported("no key set to fetch")) }
+        if case .failure(let error) = await fetch.value {
+            throw error
         }
     }
 
@@ -139,14 +163,18 @@ public final class JSONWebKeySetVerifier: IDTokenSignatureVerifier, CustomString
             if let fetchKeySet {
                 do throws(RemoteAuthError) {
                     result = .success(try await fetchKeySet())
+                } catch  where error.reason == .cancelled {
+                    // Nobody waiting cancelled anything (the fetch is no caller's): a transport
+                    // that cancelled the request (a pinning delegate, say) failed it.
+                    result = .failure(RemoteAuthError(.invalidResponse("key set: the request was cancelled")))
                 } catch {
                     result = .failure(error)
                 }
             } else {
                 result = .failure(RemoteAuthError(.unsupported("a fixed key set is never fetched")))
             }
-            let now = clock.now
             state.withLock { state in
+                let now = clock.now
                 switch result {
                 case .success(let keySet): state.machine.fetched(keySet, now: now)
                 case .failure(let error): state.machine.fetchFailed(error, now: now)
@@ -155,10 +183,6 @@ public final class JSONWebKeySetVerifier: IDTokenSignatureVerifier, CustomString
             }
             return result
         }
-    }
-
-    private static func verify(_ token: JSONWebSignature, with keys: [JSONWebKey]) throws(RemoteAuthError) {
-        guard keys.contains(where: { $0.verifies(token) }) else { throw refusal(.invalidSignature) }
     }
 
     private static func refusal(_ reason: IDTokenValidationError) -> RemoteAuthError {

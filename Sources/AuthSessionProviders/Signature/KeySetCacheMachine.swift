@@ -18,7 +18,12 @@ import Foundation
 /// - A failed fetch leaves the set as it was, and is not repeated for `failureBackoff`: meanwhile
 ///   a verification that needs a fetch gets that failure at once, instead of each waiting for a
 ///   request of its own to a key set URL that is down.
-/// - One verification waits for at most one fetch; after it, it decides with what it has.
+/// - Keys held that do not verify a token (a token without `kid` after a rotation, a `kid` the
+///   issuer reused) are no verdict until the set was fetched for that verification: it fetches
+///   once more, under the same throttle and backoff, and is refused as unknown (transient) when
+///   it may not.
+/// - One verification waits for at most one fetch; after it, it decides with what it has, and
+///   keys that then fail the token are the verdict.
 /// - Time that runs backwards (a clock set back) counts as time passed: a set fetched "in the
 ///   future" is stale, and no throttle or backoff holds.
 ///
@@ -86,7 +91,7 @@ struct KeySetCacheMachine: Sendable {
             if !candidates.isEmpty { return .verify(candidates) }
             guard canFetch, !hasFetched else { return .refuse(keySet.missingKeyError(for: token)) }
             if isFetching { return .joinFetch }
-            if isWithin(minimumRefetchInterval, of: lastFetchStarted, at: now) {
+            if isWithin(minimumRefetchInterval, of: lastFetchStarted, at: now) || isBackingOff(at: now) {
                 return .refuse(keySet.missingKeyError(for: token))
             }
             return startFetch(now: now)
@@ -102,6 +107,19 @@ struct KeySetCacheMachine: Sendable {
         return startFetch(now: now)
     }
 
+    /// The keys ``decide(for:now:hasFetched:)`` gave did not verify `token`, and this verification
+    /// has not fetched the set: the issuer may have rotated a key that the token names by no kid,
+    /// or under a kid it reused. Fetch again (or join the fetch in flight) unless the throttle or
+    /// the backoff holds; then the refusal is transient, as for an unknown key.
+    mutating func keysFailed(for token: JSONWebSignature, now: Date) -> Decision {
+        guard canFetch else { return .refuse(.invalidSignature) }
+        if isFetching { return .joinFetch }
+        if isWithin(minimumRefetchInterval, of: lastFetchStarted, at: now) || isBackingOff(at: now) {
+            return .refuse(.unknownSigningKey(keyID: token.keyID.map { String($0.prefix(64)) }))
+        }
+        return startFetch(now: now)
+    }
+
     /// The fetch in flight brought `keySet`.
     mutating func fetched(_ keySet: JSONWebKeySet, now: Date) {
         self.keySet = keySet
@@ -114,11 +132,6 @@ struct KeySetCacheMachine: Sendable {
     mutating func fetchFailed(_ error: RemoteAuthError, now: Date) {
         lastFailure = (now, error)
         isFetching = false
-    }
-
-    /// After a failed fetch: the candidates of the set held, however old.
-    func fallbackCandidates(for token: JSONWebSignature) -> [JSONWebKey] {
-        keySet?.candidates(for: token) ?? []
     }
 
     private func isFresh(at now: Date) -> Bool {

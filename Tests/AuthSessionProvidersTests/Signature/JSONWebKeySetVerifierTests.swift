@@ -236,8 +236,10 @@ import Testing
             _ = await verificationError(verifier, replacingKid(of: token, with: UUID().uuidString))
         }
         #expect(download.calls <= 6, "one fetch per 5 s at most while the URL is down: \(download.calls)")
-        let forged = tamperedPayload(token)
-        #expect(await verificationError(verifier, forged).flatMap(refusal) == .invalidSignature)
+        // A forged token is refused, transiently while the set cannot be fetched again to confirm.
+        let forged = await verificationError(verifier, tamperedPayload(token))
+        #expect(forged.flatMap(refusal) == .unknownSigningKey(keyID: es256.keyID))
+        #expect(forged?.kind == .transient)
         let stranger = await verificationError(verifier, JWTSigner.randomES256().sign(claims: someClaims()))
         #expect(stranger?.reason == .timedOut, "no key held for it: the fetch's failure")
     }
@@ -275,5 +277,91 @@ import Testing
         }
         let verifier = JSONWebKeySetVerifier(keySet: JSONWebKeySet(keys: [es256.publicKey]))
         #expect(verifier.description == "JSONWebKeySetVerifier(fixed, 1 keys)")
+    }
+
+    /// A token without `kid` (tried with every key of its algorithm) signed by the issuer's rotated
+    /// key, with a day-old set: the old keys failing it is no verdict; the set is fetched again.
+    @Test func aStaleSetFetchesAgainForAKidlessTokenOfARotatedKey() async {
+        let clock = ManualClock()
+        let old = JWTSigner(JWTSigner.randomES256().key, keyID: nil)
+        let rotated = JWTSigner(JWTSigner.randomES256().key, keyID: nil)
+        let download = ScriptedKeySetDownload([old])
+        let verifier = download.verifier(clock: clock)
+        #expect(await verificationError(verifier, old.sign(claims: someClaims())) == nil)
+        download.publish([rotated])
+        clock.advance(by: 86_400 + 1)
+        let error = await verificationError(verifier, rotated.sign(claims: someClaims()))
+        #expect(error == nil, "the issuer's own token, with a day-old set: got \(String(describing: error))")
+    }
+
+    /// The same with a `kid` the issuer reused for a new key.
+    @Test func aStaleSetFetchesAgainForAKidTheIssuerReused() async {
+        let clock = ManualClock()
+        let old = JWTSigner(JWTSigner.randomES256().key, keyID: "k1")
+        let rotated = JWTSigner(JWTSigner.randomES256().key, keyID: "k1")
+        let download = ScriptedKeySetDownload([old])
+        let verifier = download.verifier(clock: clock)
+        #expect(await verificationError(verifier, old.sign(claims: someClaims())) == nil)
+        download.publish([rotated])
+        clock.advance(by: 86_400 + 1)
+        let error = await verificationError(verifier, rotated.sign(claims: someClaims()))
+        #expect(error == nil, "got \(String(describing: error))")
+    }
+
+    /// A fetch that failed with `cancelled` (URLSessionTransport's mapping of URLError.cancelled,
+    /// from a pinning delegate cancelling the TLS challenge, say) is a failed fetch: no caller that
+    /// cancelled nothing is told it cancelled.
+    @Test func aFetchTheTransportCancelledIsReportedAsAFailedFetch() async {
+        let clock = ManualClock()
+        let signer = JWTSigner.randomES256()
+        let download = ScriptedKeySetDownload([signer])
+        download.fail(with: RemoteAuthError(.cancelled))
+        let verifier = download.verifier(clock: clock)
+        _ = await verificationError(verifier, signer.sign(claims: someClaims()))
+        download.publish([signer])
+        clock.advance(by: 1)
+        let second = await verificationError(verifier, signer.sign(claims: someClaims()))
+        #expect(
+            second?.reason != .cancelled,
+            "a caller that did not cancel is told it cancelled: \(String(describing: second))"
+        )
+        #expect(download.calls == 1)
+    }
+
+    /// A fetch that hung 58 s and failed is not repeated 3 s later for an unknown kid, although the
+    /// minute since its start is over: the 5-s backoff counts from its failure.
+    @Test func aFailedFetchIsNotRepeatedWithinFiveSecondsForAnUnknownKid() async throws {
+        let clock = ManualClock()
+        let signer = JWTSigner.randomES256()
+        let download = ScriptedKeySetDownload([signer])
+        let verifier = download.verifier(clock: clock)
+        #expect(await verificationError(verifier, signer.sign(claims: someClaims())) == nil)
+        clock.advance(by: 100)
+        download.fail(with: RemoteAuthError(.timedOut))
+        download.hold()
+        let stranger = JWTSigner.randomES256()
+        let first = Task { await verificationError(verifier, stranger.sign(claims: someClaims())) }
+        try await waitUntil(timeout: 60) { download.heldCount == 1 }
+        clock.advance(by: 58)
+        download.release()
+        #expect(await first.value?.reason == .timedOut)
+        clock.advance(by: 3)
+        _ = await verificationError(verifier, JWTSigner.randomES256().sign(claims: someClaims()))
+        #expect(download.calls == 2, "a failed fetch 3 s ago is not repeated: \(download.calls) fetches")
+    }
+
+    /// A kid-less token of a key rotated in an hour ago, with a fresh set: the set is fetched
+    /// again (the minute since the last fetch is over), and it verifies.
+    @Test func aFreshSetFetchesAgainForAKidlessTokenOfARotatedKey() async {
+        let clock = ManualClock()
+        let old = JWTSigner(JWTSigner.randomES256().key, keyID: nil)
+        let rotated = JWTSigner(JWTSigner.randomES256().key, keyID: nil)
+        let download = ScriptedKeySetDownload([old])
+        let verifier = download.verifier(clock: clock)
+        #expect(await verificationError(verifier, old.sign(claims: someClaims())) == nil)
+        download.publish([rotated])
+        clock.advance(by: 3_600)
+        let error = await verificationError(verifier, rotated.sign(claims: someClaims()))
+        #expect(error == nil, "got \(String(describing: error)) after \(download.calls) fetches")
     }
 }

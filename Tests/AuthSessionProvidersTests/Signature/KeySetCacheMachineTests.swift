@@ -65,8 +65,6 @@ import Testing
             machine.decide(for: token(known), now: start + 505, hasFetched: false)
                 == .verifyWhileFetching([known.publicKey])
         )
-        #expect(machine.fallbackCandidates(for: token(known)) == [known.publicKey])
-        #expect(machine.fallbackCandidates(for: token(unknown)).isEmpty)
     }
 
     @Test func aClockSetBackCountsAsTimePassed() {
@@ -97,6 +95,29 @@ import Testing
         #expect(
             machine.decide(for: token(unknown), now: .distantFuture, hasFetched: false)
                 == .refuse(.unknownSigningKey(keyID: unknown.keyID))
+        )
+    }
+
+    @Test func keysThatFailATokenAreNoVerdictUntilTheSetWasFetchedForIt() {
+        var machine = KeySetCacheMachine(lifetime: 86_400, minimumRefetchInterval: 60)
+        _ = machine.decide(for: token(known), now: start, hasFetched: false)
+        machine.fetched(JSONWebKeySet(keys: [known.publicKey]), now: start)
+        // Inside the minute since the fetch: refused, transiently, as unknown.
+        #expect(
+            machine.keysFailed(for: token(known), now: start + 30) == .refuse(.unknownSigningKey(keyID: known.keyID))
+        )
+        // After it: fetched again (or joined), once.
+        #expect(machine.keysFailed(for: token(known), now: start + 60) == .startFetch)
+        #expect(machine.keysFailed(for: token(known), now: start + 60) == .joinFetch)
+        machine.fetchFailed(RemoteAuthError(.timedOut), now: start + 61)
+        #expect(
+            machine.keysFailed(for: token(known), now: start + 64) == .refuse(.unknownSigningKey(keyID: known.keyID)),
+            "and not within 5 s of a failed fetch"
+        )
+        var fixed = KeySetCacheMachine(fixed: JSONWebKeySet(keys: [known.publicKey]))
+        #expect(
+            fixed.keysFailed(for: token(known), now: start) == .refuse(.invalidSignature),
+            "a fixed set is the verdict"
         )
     }
 }
