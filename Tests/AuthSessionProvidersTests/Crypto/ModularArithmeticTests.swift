@@ -74,8 +74,10 @@ struct ModularArithmeticTests {
             limbs[limbCount - 1] |= 1 << 63
             let modulus = MontgomeryModulus(BigUInt(limbs: limbs))
             var baseLimbs = limbs
-            baseLimbs[limbCount - 1] >>= 1
+            // Below the modulus: its top limb halved (after the low limb is drawn, which is the
+            // top limb too for one limb: drawn last, it could reach the modulus).
             baseLimbs[0] = generator.next()
+            baseLimbs[limbCount - 1] >>= 1
             let base = BigUInt(limbs: baseLimbs)
             let zero = BigUInt(limbs: [])
             #expect(modulus.power(base, BigUInt(1)) == base, "\(limbCount) limbs")
