@@ -273,11 +273,24 @@ struct SuspensionReport: Sendable {
             report.presentedTwiceWhileLeaseLive += try presentedTwice(since: logStart)
             if !victimAnswer.hasPrefix("refreshed") || !refresherAnswer.hasPrefix("refreshed") {
                 report.stoppedLost += 1
-                report.problems.append("round \(round): \(victimAnswer) / \(refresherAnswer)")
+                report.problems.append(
+                    "round \(round): \(victimAnswer) / \(refresherAnswer); sign-outs heard: \(signOutsHeard(by: workers))"
+                )
                 try signInEveryone()
             }
         }
         return report
+    }
+
+    /// The sign-outs each worker's handle reported among the lines read so far, with their
+    /// causes: who signed out first, and why, when a round lost the session.
+    private static func signOutsHeard(by workers: [ManagerWorkerProcess]) -> String {
+        let heard = workers.enumerated().flatMap { index, worker in
+            (worker.transcript + worker.peekBufferedLines())
+                .filter { $0.hasPrefix("event signed-out") }
+                .map { "worker \(index): \($0)" }
+        }
+        return heard.isEmpty ? "none" : heard.joined(separator: "; ")
     }
 
     /// Refresh tokens the server saw more than once since `start` in its log.
@@ -337,8 +350,8 @@ extension ManagerWorkerProcess {
 }
 
 /// Whether a worker's "ready <status>" line says it launched with a session: signed in, or gated
-/// by biometrics (the workers' "sync" command toggles the setting, and a sign-in by the same user
-/// keeps it).
+/// by biometrics with the prompt up (the workers' "sync" command toggles the setting, a sign-in by
+/// the same user keeps it, and the workers' prompts succeed).
 private func holdsSession(_ ready: String) -> Bool {
     ready == "ready signedIn" || ready == "ready biometricAuthentication"
 }

@@ -18,7 +18,7 @@
 //       answers each line of stdin with one line (see `Serve`), and prints "event signed-out <t>"
 //       and "event updated <t> <digest>" when its handle hears a sign-out or a session update
 //       (t: wall-clock seconds since 1970; digest: the access token's fingerprint). Ends at "quit"
-//       or at the end of stdin.
+//       or at the end of stdin. Its biometric prompts succeed (a person who passes Face ID).
 //
 // Options: --wait-for-go; --clock-leeway <seconds> (the service's `clockLeeway`, 60 by default);
 // --lease <seconds> (the manager's `refreshLeaseDuration`).
@@ -211,7 +211,15 @@ final class Serve: @unchecked Sendable {
         current = nil
         let store = FileSessionStore(directory: URL(fileURLWithPath: folder, isDirectory: true))
         let provider = ManagedSessionProvider(store: store, remote: remote, configuration: configuration)
-        let handle = AuthSessionHandle(sessionProvider: provider)
+        // A person who passes Face ID: "sync" toggles the biometric setting, so a relaunch may find
+        // it on. Linux's default authenticator fails closed, and the spec's failure policy then
+        // signs out, for every process sharing the store: a sign-out no suspension caused.
+        let handle = AuthSessionHandle(
+            sessionProvider: provider,
+            biometricAuthenticator: SimulatedBiometricAuthenticator(outcome: .success),
+            activationSignal: NotificationCenterActivationSignal(),
+            clock: SystemClock()
+        )
         let events = handle.delegateEvents()
         let listener = Task {
             for await event in events {

@@ -63,6 +63,8 @@ final class ManagerWorkerProcess {
     private let output = Pipe()
     private let input = Pipe()
     private var buffer = Data()
+    /// The last lines read, oldest first, for a failure's report.
+    private(set) var transcript: [String] = []
 
     /// Starts the worker with `arguments`.
     init(_ arguments: [String], deadline: TimeInterval = 120) throws {
@@ -89,6 +91,8 @@ final class ManagerWorkerProcess {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
                 buffer.removeSubrange(buffer.startIndex...newline)
+                transcript.append(line)
+                if transcript.count > 30 { transcript.removeFirst() }
                 return line
             }
             let chunk = output.fileHandleForReading.availableData
