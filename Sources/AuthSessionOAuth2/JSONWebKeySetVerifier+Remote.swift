@@ -17,10 +17,12 @@ extension JSONWebKeySetVerifier {
     /// ```
     ///
     /// The answer must be a 2xx JSON document (`application/json` or `application/jwk-set+json`)
-    /// within `maximumResponseSize` bytes. Every failure is transient: a network error as it is,
+    /// within `maximumResponseSize` bytes. Every failure of the fetch is transient: a network error as it is,
     /// anything else (a 403 from a firewall, a 404, an error object, a document that is no key set)
     /// as `RemoteAuthError.Reason.invalidResponse(_:)` naming it. The key set's URL says nothing
-    /// about the user's session, so nothing it answers may read as "the session is over".
+    /// about the user's session, so nothing it answers may read as "the session is over". (A URL
+    /// that is neither `https` nor allowed `http` is refused before any request, as a
+    /// misconfiguration.)
     ///
     /// - Parameters:
     ///   - jwksURI: The key set's URL: `https`, or `http` to loopback (or anywhere with
@@ -30,7 +32,8 @@ extension JSONWebKeySetVerifier {
     ///   - requestTimeout: Seconds the fetch may take; 30 by default.
     ///   - maximumResponseSize: The largest key set accepted, in bytes; 256 KiB by default.
     ///   - allowsInsecureHTTP: Whether plain `http` to other hosts than loopback is allowed.
-    ///   - cacheLifetime: How long a fetched set is used; 24 hours by default.
+    ///   - cacheLifetime: How long a fetched set is used; 24 hours by default, and never less than
+    ///     `minimumRefetchInterval`.
     ///   - minimumRefetchInterval: The shortest time between two fetches for an unknown `kid`.
     public convenience init(
         jwksURI: URL,

@@ -536,7 +536,11 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// user signed in, to try again. The call gets a valid access token first
     /// (``validSession(minimumValidity:)``, which refreshes if need be). Then whatever session of
     /// that account is signed in is signed out, also one a sign-in committed while the backend
-    /// worked; another person's session, signed in meanwhile, is left alone.
+    /// worked; another person's session, signed in meanwhile, is left alone. A sign-out that
+    /// comes first keeps its own cause: when the backend's revocation makes the provider revoke
+    /// the credential before the backend answers (Sign in with Apple's revocation notification,
+    /// say), the session ends with ``ManagedSessionError/credentialRevoked(_:)``, and the call
+    /// still returns normally once the backend confirms.
     ///
     /// - Throws: ``ManagedSessionError``: ``ManagedSessionError/notSignedIn``, the refresh's
     ///   failure, ``ManagedSessionError/superseded`` when another person's sign-in committed while

@@ -18,7 +18,9 @@ import Foundation
 ///   token whose key the old set holds is verified at once meanwhile.
 /// - A `kid` the set lacks makes it fetch again (the issuer rotated its keys), at most once per
 ///   ``minimumRefetchInterval`` (a minute by default); inside that interval the key is refused as
-///   unknown, a transient refusal. Each verification waits for one fetch at most.
+///   unknown, a transient refusal. A verification waits for two fetches at most: one in flight
+///   when it began (which may bring the keys from before a rotation, so it is no verdict), and
+///   one of its own.
 /// - Concurrent verifications share one fetch. No lock is held while fetching.
 /// - A failed fetch keeps the set held: its keys still serve tokens they verify. It is not
 ///   repeated for 5 seconds: meanwhile a verification that needs it fails at once with its error.
@@ -35,6 +37,9 @@ public final class JSONWebKeySetVerifier: IDTokenSignatureVerifier, CustomString
 
     /// The key set held now, if one was fetched (or given).
     public var keySet: JSONWebKeySet? { state.withLock { $0.machine.keySet } }
+
+    /// How many times a verification waited for a fetch already in flight (for tests).
+    package var fetchJoins: Int { state.withLock { $0.machine.joins } }
 
     private let fetchKeySet: (@Sendable () async throws(RemoteAuthError) -> JSONWebKeySet)?
     private let clock: any AuthSessionClock
@@ -58,7 +63,8 @@ public final class JSONWebKeySetVerifier: IDTokenSignatureVerifier, CustomString
     ///
     /// - Parameters:
     ///   - clock: The clock the cache's ages run on.
-    ///   - cacheLifetime: How long a fetched set is used: 24 hours by default.
+    ///   - cacheLifetime: How long a fetched set is used: 24 hours by default, and never less than
+    ///     `minimumRefetchInterval`.
     ///   - minimumRefetchInterval: The shortest time between two fetches for an unknown `kid`:
     ///     60 seconds by default.
     ///   - fetchKeySet: Downloads the issuer's key set; a transient error for a network failure.
@@ -87,21 +93,27 @@ public final class JSONWebKeySetVerifier: IDTokenSignatureVerifier, CustomString
         guard JSONWebKey.supportedAlgorithms.contains(token.algorithm) else {
             throw Self.refusal(.unsupportedAlgorithm(String(token.algorithm.prefix(32))))
         }
-        var hasFetched = false
+        // Only a fetch started after this point was made for this token (a fetch in flight may
+        // bring the keys from before the rotation the token comes from).
+        let ticket = state.withLock { $0.machine.fetchesStarted }
         while true {
-            let (decision, fetch) = decide { $0.decide(for: token, now: $1, hasFetched: hasFetched) }
+            let (decision, fetch) = decide { machine, now in
+                let hasFetched = machine.hasFetched(since: ticket)
+                return machine.decide(for: token, now: now, hasFetched: hasFetched)
+            }
             switch decision {
             case .verify(let keys), .verifyWhileFetching(let keys):
                 if keys.contains(where: { $0.verifies(token) }) { return }
                 // The keys held do not verify it. Once the set was fetched for this verification,
                 // that is the verdict; before, the issuer may have rotated a key the token names
                 // by no kid, or under a kid it reused: fetch once more, if the set may be fetched.
-                guard !hasFetched else { throw Self.refusal(.invalidSignature) }
-                let (next, refetch) = decide { $0.keysFailed(for: token, now: $1) }
+                let (next, refetch) = decide { machine, now in
+                    machine.hasFetched(since: ticket)
+                        ? .refuse(.invalidSignature) : machine.keysFailed(for: token, now: now)
+                }
                 switch next {
                 case .startFetch, .joinFetch:
                     try await Self.outcome(of: refetch)
-                    hasFetched = true
                 case .refuse(let reason):
                     throw Self.refusal(reason)
                 case .fail(let error):
@@ -115,7 +127,6 @@ public final class JSONWebKeySetVerifier: IDTokenSignatureVerifier, CustomString
                 throw error
             case .startFetch, .joinFetch:
                 try await Self.outcome(of: fetch)
-                hasFetched = true
             }
         }
     }

@@ -22,8 +22,13 @@ import Foundation
 ///   issuer reused) are no verdict until the set was fetched for that verification: it fetches
 ///   once more, under the same throttle and backoff, and is refused as unknown (transient) when
 ///   it may not.
-/// - One verification waits for at most one fetch; after it, it decides with what it has, and
-///   keys that then fail the token are the verdict.
+/// - A set is "fetched for" a verification only by a fetch that started after the verification
+///   began (``fetchesStarted`` when it began is its ticket: ``hasFetched(since:)``). A fetch
+///   already in flight may answer with the keys from before a rotation the token comes from, so
+///   a verification that joined one gets no verdict from it: it fetches once more, under the
+///   throttle, or is refused as unknown (transient).
+/// - After a fetch for it, a verification decides with what it has, and keys that then fail the
+///   token are the verdict. It waits for two fetches at most: one it joined, one of its own.
 /// - Time that runs backwards (a clock set back) counts as time passed: a set fetched "in the
 ///   future" is stale, and no throttle or backoff holds.
 ///
@@ -64,10 +69,18 @@ struct KeySetCacheMachine: Sendable {
     private(set) var lastFetchStarted: Date?
     private(set) var lastFailure: (at: Date, error: RemoteAuthError)?
     private(set) var isFetching = false
+    /// How many times a verification joined a fetch in flight, ever (for tests and diagnostics).
+    private(set) var joins = 0
+    /// How many fetches started, ever: a verification's ticket is this count when it begins.
+    private(set) var fetchesStarted = 0
+    /// The number (1, 2, ...) of the fetch that brought ``keySet``; 0 for none or a fixed set.
+    private var keySetFetchNumber = 0
 
-    /// A cache that fetches its keys.
+    /// A cache that fetches its keys. A `lifetime` shorter than `minimumRefetchInterval` is
+    /// raised to it: a set going stale sooner would start a fetch for every token naming an
+    /// unknown `kid`, which the interval exists to prevent.
     init(lifetime: TimeInterval, minimumRefetchInterval: TimeInterval) {
-        self.lifetime = lifetime
+        self.lifetime = max(lifetime, minimumRefetchInterval)
         self.minimumRefetchInterval = minimumRefetchInterval
         self.failureBackoff = min(5, minimumRefetchInterval)
         self.canFetch = true
@@ -90,7 +103,7 @@ struct KeySetCacheMachine: Sendable {
         if let keySet, isFresh(at: now) || hasFetched || !canFetch {
             if !candidates.isEmpty { return .verify(candidates) }
             guard canFetch, !hasFetched else { return .refuse(keySet.missingKeyError(for: token)) }
-            if isFetching { return .joinFetch }
+            if isFetching { return joinFetch() }
             if isWithin(minimumRefetchInterval, of: lastFetchStarted, at: now) || isBackingOff(at: now) {
                 return .refuse(keySet.missingKeyError(for: token))
             }
@@ -102,7 +115,7 @@ struct KeySetCacheMachine: Sendable {
             _ = startFetch(now: now)
             return .verifyWhileFetching(candidates)
         }
-        if isFetching { return .joinFetch }
+        if isFetching { return joinFetch() }
         if let lastFailure, isBackingOff(at: now) { return .fail(lastFailure.error) }
         return startFetch(now: now)
     }
@@ -113,16 +126,23 @@ struct KeySetCacheMachine: Sendable {
     /// the backoff holds; then the refusal is transient, as for an unknown key.
     mutating func keysFailed(for token: JSONWebSignature, now: Date) -> Decision {
         guard canFetch else { return .refuse(.invalidSignature) }
-        if isFetching { return .joinFetch }
+        if isFetching { return joinFetch() }
         if isWithin(minimumRefetchInterval, of: lastFetchStarted, at: now) || isBackingOff(at: now) {
             return .refuse(.unknownSigningKey(keyID: token.keyID.map { String($0.prefix(64)) }))
         }
         return startFetch(now: now)
     }
 
+    /// Whether the set held was brought by a fetch that started after `ticket` was taken (the
+    /// value of ``fetchesStarted`` when a verification began): a fetch made for that verification.
+    func hasFetched(since ticket: Int) -> Bool {
+        keySet != nil && keySetFetchNumber > ticket
+    }
+
     /// The fetch in flight brought `keySet`.
     mutating func fetched(_ keySet: JSONWebKeySet, now: Date) {
         self.keySet = keySet
+        keySetFetchNumber = fetchesStarted
         fetchedAt = now
         lastFailure = nil
         isFetching = false
@@ -149,8 +169,14 @@ struct KeySetCacheMachine: Sendable {
         return elapsed >= 0 && elapsed < interval
     }
 
+    private mutating func joinFetch() -> Decision {
+        joins += 1
+        return .joinFetch
+    }
+
     private mutating func startFetch(now: Date) -> Decision {
         isFetching = true
+        fetchesStarted += 1
         lastFetchStarted = now
         return .startFetch
     }

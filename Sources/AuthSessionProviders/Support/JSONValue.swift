@@ -83,16 +83,21 @@ package enum Base64URL {
             .replacingOccurrences(of: "=", with: "")
     }
 
-    /// Decodes base64url text, padded or not; `nil` for any other character.
+    /// Decodes base64url text in its one canonical form: the URL-safe alphabet only (no `+`, `/`
+    /// or padding) and unused trailing bits zero; `nil` for anything else. So one value has one
+    /// text: a token's parts cannot be re-spelled into another token string that still verifies
+    /// (an ECDSA signature keeps its two valid forms, `s` and `n - s`, as ECDSA has).
     package static func decode(_ text: some StringProtocol) -> Data? {
-        var base64 = String(text).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        guard !base64.contains("=") else { return nil }
+        let text = String(text)
+        guard !text.contains(where: { $0 == "+" || $0 == "/" || $0 == "=" }) else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         switch base64.utf8.count % 4 {
         case 2: base64 += "=="
         case 3: base64 += "="
         case 1: return nil
         default: break
         }
-        return Data(base64Encoded: base64)
+        guard let data = Data(base64Encoded: base64), encode(data) == text else { return nil }
+        return data
     }
 }

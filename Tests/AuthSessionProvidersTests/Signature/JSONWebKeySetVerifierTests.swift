@@ -364,4 +364,76 @@ import Testing
         let error = await verificationError(verifier, rotated.sign(claims: someClaims()))
         #expect(error == nil, "got \(String(describing: error)) after \(download.calls) fetches")
     }
+
+    /// A token's parts have one spelling: the standard alphabet's `+` and `/`, padding, or unused
+    /// trailing bits set would give another token string that verifies. Each is malformed.
+    @Test func aRespelledTokenIsMalformed() async throws {
+        let verifier = JSONWebKeySetVerifier(keySet: JSONWebKeySet(keys: [rs256.publicKey]))
+        var token = rs256.sign(claims: someClaims())
+        // Find a token whose signature has a "-" or "_" to re-spell (each character has a 1 in 32 chance).
+        var attempt = 0
+        while !token.split(separator: ".")[2].contains(where: { $0 == "-" || $0 == "_" }) {
+            attempt += 1
+            token = rs256.sign(claims: someClaims("user-\(attempt)"))
+        }
+        #expect(await verificationError(verifier, token) == nil)
+        let parts = token.split(separator: ".").map(String.init)
+        let standardAlphabet = parts[2]
+            .replacingOccurrences(of: "-", with: "+")
+            .replacingOccurrences(of: "_", with: "/")
+        // 256 bytes are 342 characters, the last with 4 unused bits; set the lowest of them.
+        var lastBitSet = Array(parts[2])
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        let last = try #require(alphabet.firstIndex(of: lastBitSet[lastBitSet.count - 1]))
+        lastBitSet[lastBitSet.count - 1] = alphabet[last ^ 1]
+        for (name, signature) in [
+            ("the standard alphabet", standardAlphabet), ("padding", parts[2] + "=="),
+            ("a trailing bit set", String(lastBitSet)),
+        ] {
+            #expect(signature != parts[2])
+            let error = await verificationError(verifier, parts[0] + "." + parts[1] + "." + signature)
+            guard case .malformed? = error.flatMap(refusal) else {
+                Issue.record("\(name): got \(String(describing: error))")
+                continue
+            }
+        }
+    }
+
+    /// A fetch in flight when a verification began may answer with the keys from before the rotation
+    /// its token comes from: that is no verdict on the token.
+    @Test func aFetchStartedBeforeTheVerificationIsNoVerdictOnItsToken() async throws {
+        for round in 0..<3 {  // each with new keys
+            let clock = ManualClock()
+            let old = JWTSigner(JWTSigner.randomES256().key, keyID: "k1")
+            let rotated = JWTSigner(JWTSigner.randomES256().key, keyID: "k1")
+            let published = ConcurrencySafeContainer([old])
+            let gate = ScriptedKeySetDownload([])
+            let verifier = JSONWebKeySetVerifier(clock: clock) { () throws(RemoteAuthError) in
+                // The issuer answers with the keys it has when the request arrives.
+                let answer = published.withLock { $0 }
+                _ = try await gate.download()
+                return JSONWebKeySet(keys: answer.map(\.publicKey))
+            }
+            #expect(await verificationError(verifier, old.sign(claims: someClaims())) == nil)
+            clock.advance(by: 86_400 + 1)
+            gate.hold()
+            // A day later: the old key's token verifies at once and starts a fetch of the old keys.
+            #expect(await verificationError(verifier, old.sign(claims: someClaims())) == nil)
+            try await waitUntil(timeout: 60) { gate.heldCount == 1 }
+            // The issuer rotates, reusing the kid; a token of the new key arrives, and its
+            // verification joins that fetch.
+            published.withLock { $0 = [rotated] }
+            let newToken = rotated.sign(claims: someClaims())
+            let joiner = Task { await verificationError(verifier, newToken) }
+            try await waitUntil(timeout: 60) { verifier.fetchJoins == 1 }
+            gate.release()
+            let error = await joiner.value
+            guard case .unknownSigningKey? = error.flatMap(refusal) else {
+                Issue.record("round \(round): expected a transient refusal, got \(String(describing: error))")
+                return
+            }
+            clock.advance(by: 60)
+            #expect(await verificationError(verifier, newToken) == nil, "a minute later its own fetch brings the key")
+        }
+    }
 }

@@ -120,4 +120,46 @@ import Testing
             "a fixed set is the verdict"
         )
     }
+
+    /// A fetch in flight when a verification began may bring the keys from before the rotation its
+    /// token comes from: a verification that only joined it takes no verdict from its keys.
+    @Test func aFetchInFlightWhenAVerificationBeganIsNoVerdictOnIt() {
+        var machine = KeySetCacheMachine(lifetime: 86_400, minimumRefetchInterval: 60)
+        _ = machine.decide(for: token(known), now: start, hasFetched: false)
+        machine.fetched(JSONWebKeySet(keys: [known.publicKey]), now: start)
+        #expect(machine.hasFetched(since: 0) && !machine.hasFetched(since: 1))
+        // A day later a token of the held key starts a fetch in the background.
+        let day = start + 86_400
+        let first = machine.fetchesStarted
+        #expect(
+            machine.decide(for: token(known), now: day, hasFetched: false) == .verifyWhileFetching([known.publicKey])
+        )
+        // A verification begins while it is in flight; the held keys fail its token; it joins.
+        let ticket = machine.fetchesStarted
+        #expect(machine.keysFailed(for: token(known), now: day) == .joinFetch)
+        machine.fetched(JSONWebKeySet(keys: [known.publicKey]), now: day + 1)
+        #expect(machine.hasFetched(since: first), "the background fetch was made for the first token")
+        #expect(!machine.hasFetched(since: ticket), "but not for the one that only joined it")
+        // So the joiner fetches again once the throttle allows, and until then is refused, transiently.
+        #expect(
+            machine.keysFailed(for: token(known), now: day + 59) == .refuse(.unknownSigningKey(keyID: known.keyID))
+        )
+        #expect(machine.keysFailed(for: token(known), now: day + 60) == .startFetch)
+        machine.fetched(JSONWebKeySet(keys: [known.publicKey]), now: day + 61)
+        #expect(machine.hasFetched(since: ticket))
+    }
+
+    /// A lifetime shorter than the refetch interval would make every token naming an unknown kid
+    /// start a fetch (its set always stale): it is raised to the interval.
+    @Test func aLifetimeShorterThanTheRefetchIntervalIsRaisedToIt() {
+        var machine = KeySetCacheMachine(lifetime: 10, minimumRefetchInterval: 60)
+        #expect(machine.lifetime == 60)
+        _ = machine.decide(for: token(known), now: start, hasFetched: false)
+        machine.fetched(JSONWebKeySet(keys: [known.publicKey]), now: start)
+        #expect(
+            machine.decide(for: token(unknown), now: start + 11, hasFetched: false)
+                == .refuse(.unknownSigningKey(keyID: unknown.keyID))
+        )
+        #expect(machine.decide(for: token(unknown), now: start + 60, hasFetched: false) == .startFetch)
+    }
 }
