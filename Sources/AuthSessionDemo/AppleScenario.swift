@@ -18,35 +18,20 @@ struct AppleScenario: Sendable {
     /// passed).
     func perform() async -> [String] {
         line("━━ \(name) ━━ \(summary)")
-        let harness: AppleDemoHarness
-        do {
-            harness = try AppleDemoHarness(scenario: name)
-        } catch {
-            line("  ✘ cannot create the temporary folder: \(error)")
-            return ["\(name): \(error)"]
-        }
-        defer { harness.cleanUp() }
-        line("  (simulated Apple ID provider and in-process backend; session file in a fresh temporary folder)")
-        do {
-            try await run(harness)
-        } catch {
-            line("  ✘ \(error)")
-            return ["\(name): \(error)"] + harness.failures.map { "\(name): \($0)" }
-        }
-        await harness.app.settle()
-        let app = harness.app
-        let failures = expectation.failures(of: app, recorded: harness.failures)
-        if failures.isEmpty {
-            let apple = harness.apple
-            let backend = harness.backend
-            line(
-                "  ✔ ends \(app.handle.sessionStatus); \(app.logoutCount) logout(s); Apple: "
-                    + "\(apple.authorizationCount) authorization(s), \(apple.redeemedCodeCount) code(s) redeemed, "
+        return await performDemoScenario(
+            name,
+            setting: "simulated Apple ID provider and in-process backend",
+            expectation: expectation,
+            make: { try AppleDemoHarness(scenario: name) },
+            run: run,
+            outcome: { harness in
+                let apple = harness.apple
+                let backend = harness.backend
+                return
+                    "Apple: \(apple.authorizationCount) authorization(s), \(apple.redeemedCodeCount) code(s) redeemed, "
                     + "\(apple.tokenRevocationCount) token revocation(s); backend: \(backend.exchangeCount) sign-in(s), "
                     + "\(backend.refreshCount) refresh request(s)"
-            )
-        }
-        line("")
-        return failures.map { "\(name): \($0)" }
+            }
+        )
     }
 }

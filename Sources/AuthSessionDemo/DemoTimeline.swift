@@ -80,6 +80,43 @@ extension DemoTimeline {
     }
 }
 
+/// Runs a session-manager scenario's steps on the harness `make` creates (its temporary folder
+/// removed afterwards), then checks `expectation` for the app running at the end. Prints
+/// `setting` first and, when every expectation holds, the end state with `outcome`'s counts.
+/// Returns the broken expectations, each prefixed with `name` (empty when it passed).
+func performDemoScenario<Harness: DemoTimeline>(
+    _ name: String,
+    setting: String,
+    expectation: ManagerScenario.Expectation,
+    make: () throws -> Harness,
+    run: (Harness) async throws -> Void,
+    outcome: (Harness) -> String
+) async -> [String] {
+    let harness: Harness
+    do {
+        harness = try make()
+    } catch {
+        line("  ✘ cannot create the temporary folder: \(error)")
+        return ["\(name): \(error)"]
+    }
+    defer { harness.cleanUp() }
+    line("  (\(setting); session file in a fresh temporary folder)")
+    do {
+        try await run(harness)
+    } catch {
+        line("  ✘ \(error)")
+        return ["\(name): \(error)"] + harness.failures.map { "\(name): \($0)" }
+    }
+    await harness.app.settle()
+    let app = harness.app
+    let failures = expectation.failures(of: app, recorded: harness.failures)
+    if failures.isEmpty {
+        line("  ✔ ends \(app.handle.sessionStatus); \(app.logoutCount) logout(s); \(outcome(harness))")
+    }
+    line("")
+    return failures.map { "\(name): \($0)" }
+}
+
 extension ManagerScenario.Expectation {
 
     /// The failures of a scenario that ran to its end: `recorded` (its checks') and every

@@ -24,31 +24,13 @@ struct ManagerScenario: Sendable {
     func perform(on backend: BackendChoice) async -> [String] {
         line("━━ \(name) ━━ \(summary)")
         let server = DemoBackend(backend)
-        let harness: ManagerDemoHarness
-        do {
-            harness = try ManagerDemoHarness(scenario: name, backend: server)
-        } catch {
-            line("  ✘ cannot create the temporary folder: \(error)")
-            return ["\(name): \(error)"]
-        }
-        defer { harness.cleanUp() }
-        line("  (\(server.title); session file in a fresh temporary folder)")
-        do {
-            try await run(harness)
-        } catch {
-            line("  ✘ \(error)")
-            return ["\(name): \(error)"] + harness.failures.map { "\(name): \($0)" }
-        }
-        await harness.app.settle()
-        let app = harness.app
-        let failures = expectation.failures(of: app, recorded: harness.failures)
-        if failures.isEmpty {
-            line(
-                "  ✔ ends \(app.handle.sessionStatus); \(app.logoutCount) logout(s); server: "
-                    + "\(server.signInCount) sign-in(s), \(server.refreshCount) refresh request(s)"
-            )
-        }
-        line("")
-        return failures.map { "\(name): \($0)" }
+        return await performDemoScenario(
+            name,
+            setting: server.title,
+            expectation: expectation,
+            make: { try ManagerDemoHarness(scenario: name, backend: server) },
+            run: run,
+            outcome: { _ in "server: \(server.signInCount) sign-in(s), \(server.refreshCount) refresh request(s)" }
+        )
     }
 }
