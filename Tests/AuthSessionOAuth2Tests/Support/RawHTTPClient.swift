@@ -56,8 +56,18 @@ enum RawHTTPClient {
 
         /// Reads until the server closes (or 10 s pass) and returns what came.
         func readToEnd() async -> [UInt8] {
+            await readUntilClosed().bytes
+        }
+
+        /// Reads until the server closes (or 10 s pass): what came, whether the server closed
+        /// (rather than the client's timeout ending the read), and when the read ended, taken on
+        /// the reading thread (a loaded machine may resume the caller much later).
+        func readUntilClosed() async -> (bytes: [UInt8], closedByServer: Bool, endedAt: ContinuousClock.Instant) {
             let fd = fd
-            return await RawHTTPClient.onThread { RawHTTPClient.readToEnd(fd) }
+            return await RawHTTPClient.onThread {
+                let (bytes, closedByServer) = RawHTTPClient.read(fd)
+                return (bytes, closedByServer, ContinuousClock.now)
+            }
         }
 
         deinit { close(fd) }
@@ -109,11 +119,17 @@ enum RawHTTPClient {
     }
 
     fileprivate static func readToEnd(_ fd: Int32) -> [UInt8] {
+        read(fd).bytes
+    }
+
+    /// Reads until the read ends: what came, and whether it ended because the server closed
+    /// (`recv` returned 0) rather than on an error or the receive timeout.
+    fileprivate static func read(_ fd: Int32) -> (bytes: [UInt8], closedByServer: Bool) {
         var result: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { return result }
+            guard count > 0 else { return (result, count == 0) }
             result += chunk[0..<count]
         }
     }
