@@ -82,6 +82,20 @@ private final class KeyRotatingServer: Sendable {
         return OAuth2Service(configuration: configuration, transport: server.transport, clock: clock)
     }
 
+    /// A manager (with its handle, which starts it) on the service for `server`.
+    private func manager(
+        _ server: KeyRotatingServer,
+        clock: ManualClock
+    ) -> (ManagedSessionProvider, AuthSessionHandle<ManagedSessionProvider>) {
+        let provider = ManagedSessionProvider(
+            store: InMemorySessionStore(),
+            remote: service(server, clock: clock),
+            clock: clock,
+            configuration: .init(checksCredentialState: false, activationSignal: ManualActivationSignal())
+        )
+        return (provider, AuthSessionHandle(sessionProvider: provider))
+    }
+
     /// A session whose server named no user at sign-in (identifier "") never takes the unverified
     /// `sub` of a refresh whose ID token could not be checked as its identity: it serves to refuse
     /// only, and is not stored.
@@ -93,13 +107,7 @@ private final class KeyRotatingServer: Sendable {
             $0.signInHasIDToken = false
             $0.refreshSubject = "mallory"
         }
-        let provider = ManagedSessionProvider(
-            store: InMemorySessionStore(),
-            remote: service(server, clock: clock),
-            clock: clock,
-            configuration: .init(checksCredentialState: false, activationSignal: ManualActivationSignal())
-        )
-        let handle = AuthSessionHandle(sessionProvider: provider)
+        let (provider, handle) = manager(server, clock: clock)
         try await provider.signIn(with: .password(username: "ada", password: "pw-1234567"))
         #expect(provider.session?.user.identifier == "", "no user named at sign-in")
         // The key set URL is down: the refresh's ID token cannot be checked.
@@ -151,13 +159,7 @@ private final class KeyRotatingServer: Sendable {
         let signer = JWTSigner(.es256(P256SigningKey()), keyID: "k1")
         let server = KeyRotatingServer(signer: signer, clock: clock)
         server.state.withLock { $0.jwks = .failure(RemoteAuthError(.cancelled)) }
-        let provider = ManagedSessionProvider(
-            store: InMemorySessionStore(),
-            remote: service(server, clock: clock),
-            clock: clock,
-            configuration: .init(checksCredentialState: false, activationSignal: ManualActivationSignal())
-        )
-        let handle = AuthSessionHandle(sessionProvider: provider)
+        let (provider, handle) = manager(server, clock: clock)
         _ = handle
         do {
             try await provider.signIn(with: .password(username: "ada", password: "pw-1234567"))

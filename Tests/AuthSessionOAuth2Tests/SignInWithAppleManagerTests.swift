@@ -276,12 +276,12 @@ import Testing
     }
 
     @Test func aSignInOfTheSameAccountDuringItsDeletionIsSignedOutToo() async throws {
-        let deleting = HeldDeletion()
+        let deleting = Checkpoint()
         let service = SignInWithAppleService(
             clientID: Self.clientID,
             backend: .exchange(
                 { _ in IssuedTokens(accessToken: "at-\(UUID())", refreshToken: "rt-\(UUID())", expiresIn: 3600) },
-                deleteAccount: { _ in await deleting.hold() }
+                deleteAccount: { _ in await deleting.arrive() }
             ),
             credentialStates: apple,
             revocationSignal: apple,
@@ -298,7 +298,7 @@ import Testing
                 return .failure(error)
             }
         }
-        try await withSafetyNet { await deleting.waitUntilHeld() }
+        try await withSafetyNet { await deleting.waitForArrival() }
         try await signIn(app)  // a second tap on "Sign in with Apple" while the backend deletes
         deleting.release()
         try await deletion.value.get()
@@ -307,91 +307,70 @@ import Testing
     }
 }
 
-/// A credential-state source that answers what the test says, and can hold its answers.
-private final class HeldCredentialStates: AppleIDCredentialStateSource, Sendable {
+/// Where the code under test stops until the test lets it go: ``arrive()`` waits for
+/// ``release()`` (at once after it); ``waitForArrival()`` returns once something arrived.
+private final class Checkpoint: Sendable {
     private struct State {
-        var answer = CredentialState.authorized
-        var holds = false
-        var held: [CheckedContinuation<Void, Never>] = []
-        var heldWaiters: [CheckedContinuation<Void, Never>] = []
+        var hasArrived = false
+        var isReleased = false
+        var arrived: [CheckedContinuation<Void, Never>] = []
+        var watchers: [CheckedContinuation<Void, Never>] = []
     }
     private let state = ConcurrencySafeContainer(State())
 
-    func hold(answering answer: CredentialState) {
-        state.withLock {
-            $0.answer = answer
-            $0.holds = true
+    func arrive() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let (isReleased, watchers) = state.withLock { state in
+                state.hasArrived = true
+                if !state.isReleased { state.arrived.append(continuation) }
+                defer { state.watchers = [] }
+                return (state.isReleased, state.watchers)
+            }
+            for watcher in watchers { watcher.resume() }
+            if isReleased { continuation.resume() }
+        }
+    }
+
+    func waitForArrival() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let hasArrived = state.withLock { state in
+                if !state.hasArrived { state.watchers.append(continuation) }
+                return state.hasArrived
+            }
+            if hasArrived { continuation.resume() }
         }
     }
 
     func release() {
-        let held = state.withLock { state in
-            state.holds = false
-            defer { state.held = [] }
-            return state.held
+        let arrived = state.withLock { state in
+            state.isReleased = true
+            defer { state.arrived = [] }
+            return state.arrived
         }
-        for continuation in held { continuation.resume() }
+        for continuation in arrived { continuation.resume() }
+    }
+}
+
+/// A credential-state source that answers what the test says; after ``hold(answering:)`` its
+/// checks wait at a checkpoint until ``release()``.
+private final class HeldCredentialStates: AppleIDCredentialStateSource, Sendable {
+    private let state = ConcurrencySafeContainer((answer: CredentialState.authorized, checkpoint: Checkpoint?.none))
+
+    func hold(answering answer: CredentialState) {
+        state.withLock { $0 = (answer, Checkpoint()) }
+    }
+
+    func release() {
+        state.withLock { $0.checkpoint }?.release()
     }
 
     /// Returns once a check is held.
     func waitForHeldCheck() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let isHeld = state.withLock { state in
-                if state.held.isEmpty { state.heldWaiters.append(continuation) }
-                return !state.held.isEmpty
-            }
-            if isHeld { continuation.resume() }
-        }
+        await state.withLock { $0.checkpoint }?.waitForArrival()
     }
 
     func credentialState(forUserID userID: String) async throws(RemoteAuthError) -> CredentialState {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let (holds, waiters) = state.withLock { state in
-                guard state.holds else { return (false, [CheckedContinuation<Void, Never>]()) }
-                state.held.append(continuation)
-                defer { state.heldWaiters = [] }
-                return (true, state.heldWaiters)
-            }
-            for waiter in waiters { waiter.resume() }
-            if !holds { continuation.resume() }
-        }
+        await state.withLock { $0.checkpoint }?.arrive()
         return state.withLock { $0.answer }
-    }
-}
-
-/// A backend deletion the test holds until it releases it.
-private final class HeldDeletion: Sendable {
-    private struct State {
-        var held: CheckedContinuation<Void, Never>?
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
-    private let state = ConcurrencySafeContainer(State())
-
-    func hold() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let waiters = state.withLock { state in
-                state.held = continuation
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume() }
-        }
-    }
-
-    func waitUntilHeld() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let isHeld = state.withLock { state in
-                if state.held == nil { state.waiters.append(continuation) }
-                return state.held != nil
-            }
-            if isHeld { continuation.resume() }
-        }
-    }
-
-    func release() {
-        state.withLock { state in
-            defer { state.held = nil }
-            return state.held
-        }?.resume()
     }
 }

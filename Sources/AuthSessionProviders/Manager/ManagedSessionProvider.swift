@@ -552,7 +552,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     public func deleteAccount() async throws(ManagedSessionError) {
         let session = try await validSession()
         // Another person's sign-in may have committed since the token was got: never delete theirs.
-        guard state.withLock({ $0.machine.session?.isSameIdentity(as: session) == true }) else {
+        guard generation(ofAccountOf: session) != nil else {
             throw .superseded
         }
         do throws(RemoteAuthError) {
@@ -564,18 +564,22 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         // The account's session now: the one the call began with, or a sign-in of the same account
         // committed while the backend deleted it. Whatever commits between this read and the
         // sign-out is a new generation, and the sign-out leaves it alone; the call then says so.
-        let current = state.withLock { state -> UInt64? in
-            guard let current = state.machine.session, current.isSameIdentity(as: session) else { return nil }
-            return state.machine.generation
-        }
-        if let current,
+        if let current = generation(ofAccountOf: session),
             let removeError = performSignOut(error: reason, reason: reason, ifGeneration: current, revokes: false)
         {
             throw .storage(removeError)
         }
-        let isStillSignedIn = state.withLock { $0.machine.session?.isSameIdentity(as: session) == true }
-        if isStillSignedIn {
+        if generation(ofAccountOf: session) != nil {
             throw .superseded
+        }
+    }
+
+    /// The generation of the session signed in now when it is `session`'s account; `nil` for none
+    /// or another person's.
+    private func generation(ofAccountOf session: ManagedSession) -> UInt64? {
+        state.withLock { state in
+            guard let current = state.machine.session, current.isSameIdentity(as: session) else { return nil }
+            return state.machine.generation
         }
     }
 
