@@ -67,6 +67,27 @@ struct SessionFormatScannerTests {
         }
     }
 
+    @Test(
+        "Its UTF-8 check (portable to iOS 14 and macOS 10.15) accepts exactly what Foundation's decoder accepts, and returns the same text"
+    )
+    func utf8CheckAgreesWithFoundation() {
+        let tricky: [[UInt8]] = [
+            [], [0x41], [0xC3, 0xA9], [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x98, 0x80], [0xEF, 0xBF, 0xBD],
+            [0xFF], [0xC0, 0x80], [0xC3], [0xE2, 0x82], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
+            [0x80], [0xF8, 0x88, 0x80, 0x80, 0x80], [0x41, 0xC3, 0x28], [0xEF, 0xBF, 0xBD, 0xFF],
+        ]
+        var generator = SeededRandomNumberGenerator(seed: 17)
+        let random = (0..<20_000).map { _ in
+            (0..<Int.random(in: 0...8, using: &generator)).map { _ in
+                [0x41, 0x80, 0xBF, 0xC2, 0xC3, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xFF].randomElement(using: &generator)!
+            } as [UInt8]
+        }
+        for bytes in tricky + random {
+            let expected = String(data: Data(bytes), encoding: .utf8)
+            #expect(SessionFormatScanner.validUTF8(bytes) == expected, "bytes \(bytes)")
+        }
+    }
+
     /// If the scanner reads a session from `data`, JSONDecoder reads the same one.
     private static func expectAgreement(_ data: Data, sourceLocation: SourceLocation = #_sourceLocation) {
         guard let scanned = SessionFormatScanner.session(in: data) else { return }

@@ -212,7 +212,7 @@ private final class InotifyHub: Sendable {
                 var name: String?
                 if nameLength > 0, nameStart + nameLength <= count {
                     let bytes = buffer[nameStart..<(nameStart + nameLength)].prefix { $0 != 0 }
-                    name = String(validating: bytes, as: UTF8.self)
+                    name = SessionFormatScanner.validUTF8(bytes)
                 }
                 let isGone = mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0
                 if mask & UInt32(IN_Q_OVERFLOW) != 0 {

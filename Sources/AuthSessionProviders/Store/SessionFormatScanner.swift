@@ -110,7 +110,7 @@ struct SessionFormatScanner {
     private mutating func profile() -> [String: String]? {
         var profile: [String: String] = [:]
         let isObject = members { scanner, key in
-            guard let name = String(validating: key, as: UTF8.self), profile[name] == nil,
+            guard let name = Self.validUTF8(key), profile[name] == nil,
                 let value = scanner.string()
             else { return false }
             profile[name] = value
@@ -156,7 +156,7 @@ struct SessionFormatScanner {
         case UInt8(ascii: "\""):
             position = end + 1
             let text = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
-            return isASCII ? String(decoding: text, as: UTF8.self) : String(validating: text, as: UTF8.self)
+            return isASCII ? String(decoding: text, as: UTF8.self) : Self.validUTF8(text)
         case UInt8(ascii: "\\"):
             position = end
             return escapedString(from: start)
@@ -164,6 +164,16 @@ struct SessionFormatScanner {
             // A control character, which JSON escapes.
             return nil
         }
+    }
+
+    /// `bytes` as a string when they are valid UTF-8, else `nil`.
+    ///
+    /// `String(validating:as:)` says the same, but it is new in iOS 18 and macOS 15, later than
+    /// the package's deployment targets. Decoding replaces each invalid sequence with U+FFFD, so
+    /// the bytes come back unchanged exactly when they were valid.
+    static func validUTF8<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String? {
+        let text = String(decoding: bytes, as: UTF8.self)
+        return text.utf8.elementsEqual(bytes) ? text : nil
     }
 
     /// Where, from `start`, the first quote, backslash or control character is (or the end), and
@@ -211,7 +221,7 @@ struct SessionFormatScanner {
             position += 1
             switch byte {
             case UInt8(ascii: "\""):
-                return String(validating: text, as: UTF8.self)
+                return Self.validUTF8(text)
             case UInt8(ascii: "\\"):
                 guard position < bytes.count else { return nil }
                 let escaped = bytes[position]

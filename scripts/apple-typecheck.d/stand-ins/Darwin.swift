@@ -55,3 +55,13 @@ extension FileManager {
 
 public var SOCK_STREAM: Int32 { 1 }
 public var SO_NOSIGPIPE: Int32 { 0x1022 }
+
+extension ProcessInfo {
+    // https://developer.apple.com/documentation/foundation/processinfo/performexpiringactivity(withreason:using:):
+    // `func performExpiringActivity(withReason reason: String, using block: @escaping @Sendable (Bool) -> Void)`
+    // (iOS 8.2, macOS 10.10.3, Mac Catalyst 13.1, app extensions included).
+    @available(iOS 8.2, macOS 10.10.3, macCatalyst 13.1, *)
+    public func performExpiringActivity(withReason reason: String, using block: @escaping @Sendable (Bool) -> Void) {
+        fatalError("stand-in")
+    }
+}

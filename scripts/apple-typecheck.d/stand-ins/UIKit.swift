@@ -24,7 +24,11 @@ open class UIApplication: NSObject {
     nonisolated public var isProtectedDataAvailable: Bool { fatalError("stand-in") }
 
     // https://developer.apple.com/documentation/uikit/uiapplication/shared:
-    // `class var shared: UIApplication { get }`, main-actor isolated with its class.
+    // `class var shared: UIApplication { get }`, main-actor isolated with its class, and unavailable
+    // in app extensions (UIApplication.h: `NS_EXTENSION_UNAVAILABLE_IOS("Use view controller based
+    // solutions where appropriate instead.")`).
+    @available(iOSApplicationExtension, unavailable, message: "Use view controller based solutions where appropriate instead.")
+    @available(macCatalystApplicationExtension, unavailable, message: "Use view controller based solutions where appropriate instead.")
     public class var shared: UIApplication { fatalError("stand-in") }
     // https://developer.apple.com/documentation/uikit/uiapplication/beginbackgroundtask(withname:expirationhandler:):
     // `nonisolated func beginBackgroundTask(withName taskName: String?, expirationHandler handler:
