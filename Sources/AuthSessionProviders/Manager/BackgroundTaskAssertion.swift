@@ -53,8 +53,8 @@ import UIKit
 /// requires. Create it on the main thread (it keeps `UIApplication.shared`), in the app: app
 /// extensions have no `UIApplication.shared`, and this type is unavailable there (an extension
 /// uses ``ExpiringActivityAssertion``).
-@available(iOSApplicationExtension, unavailable, message: "app extensions have no UIApplication: use ExpiringActivityAssertion")
-@available(macCatalystApplicationExtension, unavailable, message: "app extensions have no UIApplication: use ExpiringActivityAssertion")
+@available(iOSApplicationExtension, unavailable, message: "use ExpiringActivityAssertion")
+@available(macCatalystApplicationExtension, unavailable, message: "use ExpiringActivityAssertion")
 public struct UIKitBackgroundTaskAssertion: BackgroundTaskAssertion {
 
     private let application: UIApplication
