@@ -56,7 +56,7 @@ let package = Package(
         // A process for the store's crash and cross-process tests: they start it, and kill it.
         .executableTarget(
             name: "SessionStoreWorker",
-            dependencies: ["AuthSessionProviders"],
+            dependencies: ["AuthSessionProviders", "AuthSession"],
             path: "Tests/SessionStoreWorker"
         ),
 

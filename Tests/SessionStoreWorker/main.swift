@@ -9,10 +9,18 @@
 //   SessionStoreWorker save <folder> <n>                  one save of session n
 //   SessionStoreWorker load <folder>                      prints the loaded counter, "none", or
 //                                                          the error
+//   SessionStoreWorker gated-launch <folder>              launches a session manager and a handle
+//                                                          over the stored session with this
+//                                                          platform's default biometric gate (on
+//                                                          Linux one that cannot prompt, as a
+//                                                          widget cannot), prints the handle's
+//                                                          status, whether it requires manual
+//                                                          authentication, and what the store holds
 //   SessionStoreWorker as-user <uid> <gid> <command ...>  drops to that user first (the tests run
 //                                                          as root on CI, where permissions do
 //                                                          not bind)
 
+import AuthSession
 import AuthSessionProviders
 import Foundation
 
@@ -77,9 +85,49 @@ func run(_ arguments: [String]) throws {
         } catch {
             say("error: \(error)")
         }
+    case "gated-launch":
+        try gatedLaunch(store)
     default:
         throw CocoaError(.featureUnsupported)
     }
+}
+
+/// A backend this process never reaches: the stored session is valid, so nothing is asked of it.
+struct UnreachableRemote: RemoteAuthService {
+    func obtainTokens(with grant: AuthGrant) async throws(RemoteAuthError) -> IssuedTokens {
+        throw RemoteAuthError(.network(code: -1009))
+    }
+    func refresh(_ refreshToken: String, scope: [String]?) async throws(RemoteAuthError) -> IssuedTokens {
+        throw RemoteAuthError(.network(code: -1009))
+    }
+    func revoke(_ token: String, kind: TokenKind) async throws(RemoteAuthError) {
+        say("revoked \(kind)")
+        throw RemoteAuthError(.network(code: -1009))
+    }
+    func credentialState(for session: ManagedSession) async throws(RemoteAuthError) -> CredentialState {
+        .authorized
+    }
+}
+
+/// A launch as an extension that cannot prompt makes it: the default handle of this platform.
+func gatedLaunch(_ store: FileSessionStore) throws {
+    let provider = ManagedSessionProvider(
+        store: store,
+        remote: UnreachableRemote(),
+        configuration: .init(checksCredentialState: false, revokesOnSignOut: true)
+    )
+    let handle = AuthSessionHandle(sessionProvider: provider)
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        await handle.waitUntilIdle()
+        await handle.waitForBiometricPrompt()
+        await provider.waitUntilIdle()
+        await handle.waitUntilIdle()
+        done.signal()
+    }
+    done.wait()
+    say("status \(handle.sessionStatus) manual \(handle.isManualAuthenticationRequired)")
+    say("stored \(try store.load().map { "\(counter(of: $0))" } ?? "none")")
 }
 
 var arguments = Array(CommandLine.arguments.dropFirst())

@@ -4,6 +4,10 @@ import Dispatch
 import Foundation
 import LocalAuthentication
 
+#if canImport(UIKit)
+import UIKit
+#endif
+
 /// A biometric authenticator backed by LocalAuthentication (Face ID, Touch ID, Optic ID).
 ///
 /// ```swift
@@ -20,6 +24,10 @@ import LocalAuthentication
 ///   passcode, under the system's title unless you give one.
 /// - **Info.plist**: an app that may run on a device with Face ID must have the
 ///   `NSFaceIDUsageDescription` key, or the system refuses Face ID.
+/// - **When**: never while the app is not in front. By default (``BiometricPromptPresentation/automatic``)
+///   an iOS app's prompt waits until the app is active, so a launch in the background stays
+///   gated instead of failing; an app extension without a user interface (a widget) never
+///   prompts and fails at once with `.canceledBySystem`. See ``BiometricPromptPresentation``.
 ///
 /// Each prompt uses a new `LAContext`, so a success is never reused; every call on it runs on one
 /// serial queue. Cancelling the prompt's task invalidates the context, which takes the system
@@ -41,6 +49,9 @@ public struct LocalAuthenticationBiometricAuthenticator: BiometricAuthenticator 
     /// The cancel button's title, or `nil` for the system's.
     public let cancelButtonTitle: String?
 
+    /// When the prompt may be presented; decided from the process by default.
+    public let presentation: BiometricPromptPresentation
+
     /// Creates an authenticator.
     ///
     /// - Parameters:
@@ -49,14 +60,18 @@ public struct LocalAuthenticationBiometricAuthenticator: BiometricAuthenticator 
     ///     provider then receives `.fallback` when the user taps it), or to rename it when the
     ///     passcode is accepted.
     ///   - cancelButtonTitle: A title for the cancel button.
+    ///   - presentation: When the prompt may be presented: decided from the process by default
+    ///     (an iOS app waits until it is active; a widget never prompts).
     public init(
         policy: LocalAuthenticationPolicy = .biometricsOrDevicePasscode,
         fallbackButtonTitle: String? = nil,
-        cancelButtonTitle: String? = nil
+        cancelButtonTitle: String? = nil,
+        presentation: BiometricPromptPresentation = .automatic
     ) {
         self.policy = policy
         self.fallbackButtonTitle = fallbackButtonTitle
         self.cancelButtonTitle = cancelButtonTitle
+        self.presentation = presentation
     }
 
     /// Creates an authenticator that accepts biometrics only, or biometrics or the passcode.
@@ -69,15 +84,18 @@ public struct LocalAuthenticationBiometricAuthenticator: BiometricAuthenticator 
         self.init(policy: allowsDevicePasscodeFallback ? .biometricsOrDevicePasscode : .biometricsOnly)
     }
 
-    /// Evaluates the policy with a fresh `LAContext`, and after a lockout, the passcode when the
-    /// policy allows it.
+    /// Waits until the prompt can be seen (see ``presentation``), then evaluates the policy with a
+    /// fresh `LAContext`, and after a lockout, the passcode when the policy allows it.
     ///
     /// - Parameter reason: The text shown in the system prompt.
-    /// - Throws: The `BiometricAuthenticationError` matching the `LAError`.
+    /// - Throws: The `BiometricAuthenticationError` matching the `LAError`; `.canceledBySystem`
+    ///   at once where the process never prompts, or when the task is cancelled while it waits.
     public func authenticate(reason: String) async throws(BiometricAuthenticationError) {
         if Task.isCancelled {
             throw .canceledBySystem
         }
+        let rule = presentation == .automatic ? BiometricPromptPresentation.currentProcessRule : presentation
+        try await rule.waitUntilPresentable(activity: Self.applicationActivity)
         let prompt = LocalAuthenticationPrompt(cancelTitle: cancelButtonTitle)
         try await LocalAuthenticationPlan.run(
             policy: policy,
@@ -90,6 +108,32 @@ public struct LocalAuthenticationBiometricAuthenticator: BiometricAuthenticator 
                 prompt.invalidate()
             }
         }
+    }
+}
+
+extension LocalAuthenticationBiometricAuthenticator {
+
+    /// UIKit's application state where UIKit exists; elsewhere (macOS) no state, which counts as
+    /// active.
+    static let applicationActivity = NotificationApplicationActivity(
+        isActive: { applicationIsActive() },
+        didBecomeActive: Notification.Name("UIApplicationDidBecomeActiveNotification"),
+        center: .default
+    )
+
+    /// Whether the shared `UIApplication` is active; `nil` without one. Looked up by key rather
+    /// than as `UIApplication.shared`, which app extensions cannot name (this module is compiled
+    /// for them too): an extension has no shared application, and gets `nil`.
+    @MainActor
+    private static func applicationIsActive() -> Bool? {
+        #if canImport(UIKit)
+        guard let application = UIApplication.value(forKey: "sharedApplication") as? UIApplication else {
+            return nil
+        }
+        return application.applicationState == .active
+        #else
+        return nil
+        #endif
     }
 }
 

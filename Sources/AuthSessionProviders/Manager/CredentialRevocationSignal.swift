@@ -98,30 +98,121 @@ extension CredentialState {
     }
 }
 
+/// One answer of Sign in with Apple's `getCredentialState(forUserID:completion:)`, as plain
+/// values: the state's raw value, and the error that came with it (its domain and code, then its
+/// underlying errors', outermost first).
+struct AppleIDCredentialAnswer: Sendable, Hashable {
+
+    /// One error of the chain.
+    struct ErrorLink: Sendable, Hashable {
+        let domain: String
+        let code: Int
+    }
+
+    /// `ASAuthorizationAppleIDProvider.CredentialState.rawValue`.
+    let stateRawValue: Int
+
+    /// The error and its underlying errors (`NSUnderlyingErrorKey`), outermost first; empty when
+    /// the answer came without an error.
+    let errors: [ErrorLink]
+
+    /// The chain of `error`: its domain and code, then its underlying error's, at most 8 deep.
+    static func chain(of error: (any Error)?) -> [ErrorLink] {
+        var links: [ErrorLink] = []
+        var next = error.map { $0 as NSError }
+        while let current = next, links.count < 8 {
+            links.append(ErrorLink(domain: current.domain, code: current.code))
+            next = current.userInfo[NSUnderlyingErrorKey] as? NSError
+        }
+        return links
+    }
+}
+
 extension CredentialState {
 
-    /// What an answer of Sign in with Apple's `getCredentialState(forUserID:completion:)` means
-    /// for the manager; the Apple-only ``AppleIDCredentialState`` only calls this.
+    /// `NSURLErrorDomain`.
+    static let urlErrorDomain = "NSURLErrorDomain"
+    /// The domain of the Apple ID daemon's own errors, which Sign in with Apple passes up.
+    static let appleIDErrorDomain = "AKAuthenticationError"
+    /// The Apple ID daemon's code for an app without the Sign in with Apple entitlement.
+    static let appleIDMissingEntitlementCode = -7026
+
+    /// What one answer of Sign in with Apple's `getCredentialState(forUserID:completion:)` means
+    /// for the manager; ``appleIDCredentialState(ask:pause:)`` performs it.
     ///
-    /// - An answer that carries an error is not a verdict: Apple could not say (no network, a
-    ///   server error), so it is a transient failure and the session stands. (Apple may attach an
-    ///   error to `notFound` too; a sign-out on it could then come from a network blip, which is
-    ///   exactly what the manager never does. A revocation still arrives, by the
-    ///   `credentialRevokedNotification` and as `revoked`.)
-    /// - A state this package does not know (one Apple may add) is a misconfiguration, which
-    ///   changes nothing.
+    /// Apple documents neither the errors that come with an answer nor what they mean. What apps
+    /// report: a revocation made on the web comes as `notFound` with an error
+    /// (`AuthorizationError` 1000 over the Apple ID daemon's -7074, WordPress-iOS#12572); an app
+    /// without the capability gets the daemon's -7026. So:
+    ///
+    /// | Answer | Meaning |
+    /// | --- | --- |
+    /// | a state, no error | the state |
+    /// | `revoked` or `transferred`, with an error | the state: an explicit verdict, which no network failure produces |
+    /// | an `NSURLErrorDomain` error anywhere in the chain | transient: the network; the session stands |
+    /// | the Apple ID daemon's -7026 anywhere in the chain | a misconfiguration: the app lacks the Sign in with Apple capability; reported, nothing changes |
+    /// | `notFound` with another error | ask again: a verdict only if the second answer says `notFound` too |
+    /// | `authorized` with an error | `authorized` |
+    /// | a state this package does not know | a misconfiguration, which changes nothing |
+    enum AppleIDCheck: Sendable, Hashable {
+        /// The answer decides.
+        case decided(Result<CredentialState, RemoteAuthError>)
+        /// `notFound` with an unexplained error: ask once more before taking it for a verdict.
+        case askAgain
+    }
+
+    /// The meaning of `answer` (see ``AppleIDCheck``).
+    static func appleIDCredentialCheck(_ answer: AppleIDCredentialAnswer) -> AppleIDCheck {
+        guard let state = CredentialState(appleIDCredentialStateRawValue: answer.stateRawValue) else {
+            return .decided(.failure(RemoteAuthError(.unsupported("credential state \(answer.stateRawValue)"))))
+        }
+        guard !answer.errors.isEmpty else { return .decided(.success(state)) }
+        switch state {
+        case .revoked, .transferred, .authorized:
+            return .decided(.success(state))
+        case .notFound:
+            break
+        }
+        if let network = answer.errors.first(where: { $0.domain == urlErrorDomain }) {
+            return .decided(.failure(RemoteAuthError(.network(code: network.code))))
+        }
+        if answer.errors.contains(where: { $0.domain == appleIDErrorDomain && $0.code == appleIDMissingEntitlementCode }
+        ) {
+            return .decided(
+                .failure(
+                    RemoteAuthError(
+                        .unsupported(
+                            "Sign in with Apple without its capability (the com.apple.developer.applesignin entitlement)"
+                        )
+                    )
+                )
+            )
+        }
+        return .askAgain
+    }
+
+    /// The credential state from `ask`, asked once more when the first answer is `notFound` with an
+    /// unexplained error: a verdict only when both say so (see ``appleIDCredentialCheck(_:)``).
     ///
     /// - Parameters:
-    ///   - stateRawValue: The state's `rawValue`.
-    ///   - failed: Whether the completion handler received an error.
-    static func appleIDCredentialCheck(stateRawValue: Int, failed: Bool) -> Result<CredentialState, RemoteAuthError> {
-        if failed {
-            return .failure(RemoteAuthError(.network(code: -1)))
+    ///   - ask: One call of `getCredentialState(forUserID:completion:)`.
+    ///   - pause: What runs between the two asks (a short sleep); it returns `false` if the
+    ///     caller was cancelled meanwhile.
+    /// - Returns: The state, or why there is none.
+    static func appleIDCredentialState(
+        ask: () async -> AppleIDCredentialAnswer,
+        pause: () async -> Bool
+    ) async -> Result<CredentialState, RemoteAuthError> {
+        switch appleIDCredentialCheck(await ask()) {
+        case .decided(let result):
+            return result
+        case .askAgain:
+            guard await pause() else { return .failure(RemoteAuthError(.cancelled)) }
+            switch appleIDCredentialCheck(await ask()) {
+            case .decided(let result): return result
+            case .askAgain: return .success(.notFound)
+            }
         }
-        guard let state = CredentialState(appleIDCredentialStateRawValue: stateRawValue) else {
-            return .failure(RemoteAuthError(.unsupported("credential state \(stateRawValue)")))
-        }
-        return .success(state)
     }
 }
 
@@ -136,20 +227,27 @@ public enum AppleIDCredentialState {
     ///
     /// - Parameter userID: The Apple user identifier (the ID token's `sub`).
     /// - Returns: The state.
-    /// - Throws: ``RemoteAuthError``, transient when Apple cannot answer; for a state this
-    ///   package does not know, a misconfiguration, which changes nothing.
+    /// - Throws: ``RemoteAuthError``: transient when Apple cannot answer (the network); a
+    ///   misconfiguration, which changes nothing, for an app without the Sign in with Apple
+    ///   capability or a state this package does not know. A `notFound` that comes with an error
+    ///   Apple does not explain is asked again two seconds later, and is a verdict only if the
+    ///   second answer says `notFound` too.
     public static func current(forUserID userID: String) async throws(RemoteAuthError) -> CredentialState {
-        let answer: Result<CredentialState, RemoteAuthError> = await withCheckedContinuation { continuation in
-            ASAuthorizationAppleIDProvider().getCredentialState(forUserID: userID) { state, error in
-                continuation.resume(
-                    returning: CredentialState.appleIDCredentialCheck(
-                        stateRawValue: state.rawValue,
-                        failed: error != nil
+        let result = await CredentialState.appleIDCredentialState {
+            await withCheckedContinuation { continuation in
+                ASAuthorizationAppleIDProvider().getCredentialState(forUserID: userID) { state, error in
+                    continuation.resume(
+                        returning: AppleIDCredentialAnswer(
+                            stateRawValue: state.rawValue,
+                            errors: AppleIDCredentialAnswer.chain(of: error)
+                        )
                     )
-                )
+                }
             }
+        } pause: {
+            (try? await Task.sleep(nanoseconds: 2_000_000_000)) != nil
         }
-        return try answer.get()
+        return try result.get()
     }
 }
 #endif

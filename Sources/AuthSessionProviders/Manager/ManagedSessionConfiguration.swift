@@ -1,4 +1,5 @@
 import AuthSession
+import AuthSessionInterface
 import Foundation
 
 extension ManagedSessionProvider {
@@ -67,6 +68,30 @@ extension ManagedSessionProvider {
         /// Nothing is held meanwhile: a process suspended mid-refresh blocks no other process
         /// beyond its lease.
         public var backgroundTask: (any BackgroundTaskAssertion)?
+
+        /// The biometric failures that end the session: `[.failed]`, the one that says the person
+        /// at the device is not its owner (the face or finger did not match, to the end of the
+        /// system's attempts).
+        ///
+        /// Every other failure says nothing about the person, and keeps the session: the handle
+        /// then requires manual authentication (the spec's policy answer `false`), and the app
+        /// offers an "Unlock" button that calls `requestManualAuthentication()`. A sign-out here
+        /// would end the session for every process sharing the store and revoke its refresh token,
+        /// for something the person did not do:
+        ///
+        /// | Failure | Why it keeps the session |
+        /// | --- | --- |
+        /// | `.canceledByUser` | a tap on Cancel |
+        /// | `.canceledBySystem` | a call, the app sent to the background, a launch in the background, an extension that cannot prompt |
+        /// | `.fallback` | the person chose another way to prove who they are |
+        /// | `.biometryNotAvailable`, `.biometryNotEnrolled`, `.passcodeNotSet` | the device cannot ask, whoever holds it |
+        /// | `.biometryLockedout` | earlier failed attempts, anywhere on the device; the passcode unlocks biometry |
+        /// | `.other` | a reason Apple may add, which says nothing |
+        ///
+        /// Add `.biometryLockedout` for an app that treats a locked-out device as a stranger's.
+        /// The handle asks ``ManagedSessionProvider/allowsSessionSigningOutOnBiometricAuthenticationFailure(with:)``,
+        /// which answers from this set.
+        public var biometricFailuresEndingSession: Set<BiometricAuthenticationError> = [.failed]
 
         /// What the manager tells about its sign-ins, sign-outs, refreshes, store failures and
         /// credential checks, for logs and metrics (see ``ManagedSessionObserver``), or `nil`.

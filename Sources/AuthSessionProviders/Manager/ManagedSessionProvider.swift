@@ -130,6 +130,20 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// Whether a session exists and its user turned biometrics on.
     public func canPerformAuthentication() -> Bool { isBioMetricAuthenticationEnabled }
 
+    /// Whether a failed biometric prompt ends the session: only for the failures in
+    /// ``Configuration/biometricFailuresEndingSession`` (`[.failed]` by default), those that say
+    /// the person at the device is not its owner. A cancelled prompt, a prompt the system took
+    /// down or could not show, a device without biometry keep the session; the handle requires
+    /// manual authentication instead.
+    ///
+    /// - Parameter error: Why the prompt failed.
+    /// - Returns: `true` to sign out.
+    public func allowsSessionSigningOutOnBiometricAuthenticationFailure(
+        with error: BiometricAuthenticationError
+    ) -> Bool {
+        configuration.biometricFailuresEndingSession.contains(error)
+    }
+
     /// Starts the manager: publishes `fetchingSession`, loads the store (synchronously, so a
     /// stored valid session is signed in before the handle's initializer returns), and listens for
     /// activations and revocations.

@@ -29,7 +29,7 @@ public struct AppleIDProviderCredentialStateSource: AppleIDCredentialStateSource
     public init() {}
 
     /// Asks Apple for `userID`'s credential state (see ``CredentialState`` for what each answer
-    /// does; an answer that carries an error is transient).
+    /// does; an answer that carries an error is read as `AppleIDCredentialState.current(forUserID:)` says).
     ///
     /// - Parameter userID: The Apple user identifier.
     /// - Returns: The state.

@@ -548,25 +548,91 @@ struct ManagerCredentialTests {
         #expect(CredentialState(appleIDCredentialStateRawValue: 4) == nil)
     }
 
-    @Test("a Sign in with Apple answer with an error is transient whatever its state; an unknown state changes nothing")
+    @Test(
+        "a Sign in with Apple answer's error is read for what it says: the network is transient, a missing capability a misconfiguration, revoked and transferred verdicts, an unknown state nothing"
+    )
     func appleCredentialCheck() throws {
-        for raw in 0...3 {
-            #expect(
-                try CredentialState.appleIDCredentialCheck(stateRawValue: raw, failed: false).get()
-                    == CredentialState(appleIDCredentialStateRawValue: raw)
-            )
-            let failed = CredentialState.appleIDCredentialCheck(stateRawValue: raw, failed: true)
-            guard case .failure(let error) = failed else {
-                Issue.record("state \(raw) with an error was taken as a verdict")
-                continue
-            }
-            #expect(error.kind == .transient, "a network blip never signs out")
+        typealias Link = AppleIDCredentialAnswer.ErrorLink
+        func check(_ raw: Int, _ errors: [Link] = []) -> CredentialState.AppleIDCheck {
+            CredentialState.appleIDCredentialCheck(AppleIDCredentialAnswer(stateRawValue: raw, errors: errors))
         }
-        guard case .failure(let unknown) = CredentialState.appleIDCredentialCheck(stateRawValue: 7, failed: false)
-        else {
+        let authorization = Link(domain: "com.apple.AuthenticationServices.AuthorizationError", code: 1000)
+        for raw in 0...3 {
+            #expect(check(raw) == .decided(.success(CredentialState(appleIDCredentialStateRawValue: raw)!)))
+        }
+        // Explicit verdicts stand with an error too.
+        #expect(check(0, [authorization]) == .decided(.success(.revoked)))
+        #expect(check(3, [authorization]) == .decided(.success(.transferred)))
+        #expect(check(1, [authorization]) == .decided(.success(.authorized)))
+        // The network, anywhere in the chain: transient.
+        let offline = check(2, [authorization, Link(domain: "NSURLErrorDomain", code: -1009)])
+        guard case .decided(.failure(let network)) = offline else {
+            Issue.record("a network error was taken as a verdict: \(offline)")
+            return
+        }
+        #expect(network.kind == .transient)
+        #expect(network.reason == .network(code: -1009))
+        // The Apple ID daemon's -7026: the app lacks the capability; reported, nothing changes.
+        let missing = check(2, [authorization, Link(domain: "AKAuthenticationError", code: -7026)])
+        guard case .decided(.failure(let capability)) = missing else {
+            Issue.record("a missing capability was taken as a verdict: \(missing)")
+            return
+        }
+        #expect(capability.kind == .misconfiguration)
+        #expect(!"\(capability.problem)".localizedCaseInsensitiveContains("offline"))
+        // A revocation on the web: notFound with an unexplained error is asked again.
+        #expect(check(2, [authorization, Link(domain: "AKAuthenticationError", code: -7074)]) == .askAgain)
+        #expect(check(2, [authorization]) == .askAgain)
+        guard case .decided(.failure(let unknown)) = check(7) else {
             Issue.record("an unknown state was taken as a verdict")
             return
         }
         #expect(unknown.kind == .misconfiguration)
+    }
+
+    @Test(
+        "notFound with an unexplained error (a revocation on the web) is a verdict when Apple says it twice; a second answer that differs wins"
+    )
+    func appleNotFoundConfirmed() async throws {
+        let webRevocation = AppleIDCredentialAnswer(
+            stateRawValue: 2,
+            errors: [.init(domain: "com.apple.AuthenticationServices.AuthorizationError", code: 1000)]
+        )
+        func state(_ answers: [AppleIDCredentialAnswer]) async -> (Result<CredentialState, RemoteAuthError>, Int) {
+            let remaining = ConcurrencySafeContainer(answers)
+            let asked = ConcurrencySafeContainer(0)
+            let result = await CredentialState.appleIDCredentialState {
+                asked.withLock { $0 += 1 }
+                return remaining.withLock { $0.removeFirst() }
+            } pause: {
+                true
+            }
+            return (result, asked.withLock { $0 })
+        }
+        let (twice, askedTwice) = await state([webRevocation, webRevocation])
+        #expect(try twice.get() == .notFound, "a .deviceOnly session revoked on the web is signed out")
+        #expect(askedTwice == 2)
+        let (recovered, _) = await state([webRevocation, AppleIDCredentialAnswer(stateRawValue: 1, errors: [])])
+        #expect(try recovered.get() == .authorized, "a one-off answer signs nobody out")
+        let (direct, askedOnce) = await state([AppleIDCredentialAnswer(stateRawValue: 0, errors: [])])
+        #expect(try direct.get() == .revoked)
+        #expect(askedOnce == 1)
+    }
+
+    @Test("the chain of an error: its domain and code, then its underlying errors'")
+    func appleErrorChain() {
+        let inner = NSError(domain: "AKAuthenticationError", code: -7026)
+        let outer = NSError(
+            domain: "com.apple.AuthenticationServices.AuthorizationError",
+            code: 1000,
+            userInfo: [NSUnderlyingErrorKey: inner]
+        )
+        #expect(
+            AppleIDCredentialAnswer.chain(of: outer) == [
+                .init(domain: "com.apple.AuthenticationServices.AuthorizationError", code: 1000),
+                .init(domain: "AKAuthenticationError", code: -7026),
+            ]
+        )
+        #expect(AppleIDCredentialAnswer.chain(of: nil).isEmpty)
     }
 }

@@ -25,6 +25,8 @@ final class ManagerHarness: Sendable {
     let revocationName = Notification.Name("test.credentialRevoked.\(UUID().uuidString)")
     let provider: ManagedSessionProvider
     let recorder = RecordingAuthSessionDelegate()
+    /// The handle's prompt, which the test resolves by hand.
+    let authenticator = MockBiometricAuthenticator()
     let handle: AuthSessionHandle<ManagedSessionProvider>
 
     /// - Parameters:
@@ -61,7 +63,7 @@ final class ManagerHarness: Sendable {
         )
         handle = AuthSessionHandle(
             sessionProvider: provider,
-            biometricAuthenticator: MockBiometricAuthenticator(),
+            biometricAuthenticator: authenticator,
             activationSignal: activation,
             clock: clock
         )

@@ -2,6 +2,7 @@ import AuthSession
 import AuthSessionInterface
 import AuthSessionMocks
 import Foundation
+import Testing
 
 /// A handle wired to the test kit: a scripted provider, a hand-resolved biometric prompt, a
 /// hand-fired activation signal, a manual clock and a recording delegate.
@@ -18,6 +19,7 @@ struct Harness {
     ///   - biometric: Whether biometrics are on (`canPerformAuthentication()`).
     ///   - subscribe: Whether the recorder subscribes before anything happens.
     ///   - hasApplicationLifecycle: Whether the activation signal stands for an app lifecycle.
+    ///   - prompt: The handle's authenticator, instead of ``authenticator``.
     init(
         expiresIn: TimeInterval? = 3600,
         biometric: Bool = false,
@@ -25,7 +27,8 @@ struct Harness {
         autoRefresh: Bool = false,
         eventsOnInitialize: [AuthSessionEvent] = [],
         subscribe: Bool = true,
-        hasApplicationLifecycle: Bool = true
+        hasApplicationLifecycle: Bool = true,
+        authenticator prompt: (any BiometricAuthenticator)? = nil
     ) {
         let clock = ManualClock()
         self.clock = clock
@@ -41,7 +44,7 @@ struct Harness {
         recorder = RecordingAuthSessionDelegate()
         handle = AuthSessionHandle(
             sessionProvider: provider,
-            biometricAuthenticator: authenticator,
+            biometricAuthenticator: prompt ?? authenticator,
             activationSignal: activation,
             clock: clock
         )
@@ -87,4 +90,21 @@ func mockHandle<Provider: AuthSessionProviderProtocol>(
         activationSignal: activation,
         clock: clock
     )
+}
+
+/// Waits until `condition` holds, yielding between looks; fails after `timeout` seconds (a safety
+/// net: the condition is what the test waits on).
+func waitUntil(
+    timeout: TimeInterval = 60,
+    _ condition: @Sendable () -> Bool,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while !condition() {
+        guard Date() < deadline else {
+            Issue.record("the condition did not hold within \(timeout) s", sourceLocation: sourceLocation)
+            throw CancellationError()
+        }
+        await Task.yield()
+    }
 }

@@ -30,6 +30,25 @@ open class UIApplication: NSObject {
     @available(iOSApplicationExtension, unavailable, message: "Use view controller based solutions where appropriate instead.")
     @available(macCatalystApplicationExtension, unavailable, message: "Use view controller based solutions where appropriate instead.")
     public class var shared: UIApplication { fatalError("stand-in") }
+    // https://developer.apple.com/documentation/uikit/uiapplication/applicationstate:
+    // `var applicationState: UIApplication.State { get }`, main-actor isolated with its class.
+    public var applicationState: UIApplication.State { fatalError("stand-in") }
+
+    // https://developer.apple.com/documentation/uikit/uiapplication/state: `enum State: Int`,
+    // `case active = 0, inactive = 1, background = 2`.
+    public enum State: Int, Sendable {
+        case active = 0
+        case inactive = 1
+        case background = 2
+    }
+
+    // https://developer.apple.com/documentation/objectivec/nsobject-swift.class/value(forkey:):
+    // `func value(forKey key: String) -> Any?`, NSObject's key-value coding. The importer offers a
+    // root class's instance methods as class methods too (an Objective-C class object is an
+    // instance of its root class), so `UIApplication.value(forKey:)` asks the class object; Linux's
+    // NSObject has no key-value coding, so the stand-in declares the class method itself.
+    nonisolated open class func value(forKey key: String) -> Any? { fatalError("stand-in") }
+
     // https://developer.apple.com/documentation/uikit/uiapplication/beginbackgroundtask(withname:expirationhandler:):
     // `nonisolated func beginBackgroundTask(withName taskName: String?, expirationHandler handler:
     // (@MainActor @Sendable () -> Void)? = nil) -> UIBackgroundTaskIdentifier`
