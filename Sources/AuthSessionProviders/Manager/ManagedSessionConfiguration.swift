@@ -63,10 +63,19 @@ extension ManagedSessionProvider {
 
         private var leaseDuration: TimeInterval = 120
 
-        /// What asks the operating system for time to finish a refresh the app started before it
-        /// was sent to the background (`UIApplication.beginBackgroundTask` on iOS), or `nil`.
-        /// Nothing is held meanwhile: a process suspended mid-refresh blocks no other process
-        /// beyond its lease.
+        /// What asks the operating system for time to finish a refresh (and the writes of the
+        /// biometric setting, a sign-out, a retried write) the process started before it was sent
+        /// to the background, or `nil`: ``ExpiringActivityAssertion`` by default
+        /// (`ProcessInfo.performExpiringActivity` on Apple platforms, which app extensions can use
+        /// too; nothing elsewhere); ``UIKitBackgroundTaskAssertion`` in an app that prefers
+        /// UIKit's background tasks.
+        ///
+        /// When the time runs out, the work takes the store's exclusive access no more (a process
+        /// suspended while it holds a file lock in a shared container is killed): a refresh not
+        /// yet sent fails and is retried at the next activation, rotated tokens that arrive after
+        /// the expiry stay unsaved in memory and are written at the next activation, and the lease
+        /// is left to lapse. Nothing is held meanwhile: a process suspended mid-refresh blocks no
+        /// other process beyond its lease.
         public var backgroundTask: (any BackgroundTaskAssertion)?
 
         /// The biometric failures that end the session: `[.failed]`, the one that says the person
@@ -126,7 +135,7 @@ extension ManagedSessionProvider {
             activationSignal: any AppActivationSignal = NotificationCenterActivationSignal(),
             revocationSignal: (any CredentialRevocationSignal)? = nil,
             refreshLeaseDuration: TimeInterval = 120,
-            backgroundTask: (any BackgroundTaskAssertion)? = nil,
+            backgroundTask: (any BackgroundTaskAssertion)? = ExpiringActivityAssertion(),
             observer: (any ManagedSessionObserver)? = nil
         ) {
             self.refreshMargin = refreshMargin

@@ -231,7 +231,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     private func startBiometricWorker() {
         beginOperation()
         let thread = Thread { [self] in
-            withBackgroundTask("AuthSessionKit.biometricSetting") {
+            withBackgroundTask("AuthSessionKit.biometricSetting") { _ in
                 while let (isEnabled, generation) = state.withLock({ state -> (Bool, UInt64)? in
                     defer { state.pendingBiometricSetting = nil }
                     if state.pendingBiometricSetting == nil { state.isBiometricWorkerRunning = false }
@@ -879,10 +879,10 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         // blocking lock, across processes for a file store) twice, each time for microseconds,
         // and waits for the server in between with nothing held.
         let thread = Thread { [self] in
-            withBackgroundTask("AuthSessionKit.refresh") {
+            withBackgroundTask("AuthSessionKit.refresh") { time in
                 let start = clock.now
                 instrumentation.delivery.send(.refreshStarted(isLaunch: flight.isLaunch))
-                let outcome = runRefresh(flight)
+                let outcome = runRefresh(flight, time: time)
                 reportRefresh(flight, outcome, since: start)
                 finish(flight, outcome)
             }
@@ -899,9 +899,18 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// The refresh: claim (a short exclusive access: adopt, sign out, wait for another process's
     /// lease, or record this one's), present the refresh token with nothing held, then commit (a
     /// short exclusive access: compare, save, clear the lease). The machine decides each step.
-    private func runRefresh(_ flight: RefreshFlight) -> RefreshOutcome {
+    ///
+    /// Once the system's background time has run out (`time`), it takes the store's exclusive
+    /// access no more: a process suspended while it holds a file lock in a shared container is
+    /// killed. A refresh not yet presented fails as the store being unavailable (the next
+    /// activation refreshes); rotated tokens that arrive after it are kept unsaved, written at the
+    /// next activation; its lease is left to lapse.
+    private func runRefresh(_ flight: RefreshFlight, time: BackgroundTime) -> RefreshOutcome {
         let owner = leaseOwner
         while true {
+            if time.hasExpired {
+                return .failed(.storage(BackgroundTime.expiredError))
+            }
             guard let noticesSeen = state.withLock({ $0.machine.isCurrent(flight) ? $0.noticeCount : nil }) else {
                 return .stale(orphaned: nil)
             }
@@ -949,7 +958,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 instrumentation.counters(for: flight.id).waitedForLease()
                 waitForLease(of: flight, until: deadline, noticesSeen: noticesSeen)
             case .present(let lease):
-                return present(flight, lease: lease)
+                return present(flight, lease: lease, time: time)
             }
         }
     }
@@ -996,13 +1005,31 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     }
 
     /// Presents the refresh token under `lease`, with nothing held, then commits.
-    private func present(_ flight: RefreshFlight, lease: RefreshLease) -> RefreshOutcome {
+    private func present(_ flight: RefreshFlight, lease: RefreshLease, time: BackgroundTime) -> RefreshOutcome {
         guard let refreshToken = flight.session.refreshToken else {
             clearLease(lease)
             return .failed(.refreshUnavailable)
         }
         let counters = instrumentation.counters(for: flight.id)
-        switch presentOnce(refreshToken, cutoff: configuration.exchangeCutoff(of: lease), counters: counters) {
+        let answer = presentOnce(refreshToken, cutoff: configuration.exchangeCutoff(of: lease), counters: counters)
+        if time.hasExpired {
+            // No store access any more: the lease lapses by itself, rotated tokens stay unsaved.
+            switch answer {
+            case .success(let tokens):
+                let refreshed = makeSession(
+                    from: tokens,
+                    now: clock.now,
+                    previous: flight.session,
+                    knownUser: flight.session.user
+                )
+                return writeLock.withLock { _ in
+                    commitUnsaved(flight, refreshed, writeError: BackgroundTime.expiredError)
+                }
+            case .failure(let error):
+                return .failed(.remote(error))
+            }
+        }
+        switch answer {
         case .failure(let error):
             guard error.kind == .terminal else {
                 clearLease(lease)
@@ -1236,14 +1263,23 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     private func rewrite(generation: UInt64) {
         beginOperation()
         let thread = Thread { [self] in
-            var effects: [ManagerEffect]
-            do {
-                effects = try store.withExclusiveAccess { () -> [ManagerEffect] in
-                    writeLock.withLock { _ in compareAndRewrite(generation: generation) }
+            var effects: [ManagerEffect] = []
+            withBackgroundTask("AuthSessionKit.rewrite") { time in
+                guard !time.hasExpired else {
+                    // No time to take the store's access: the next activation writes it.
+                    effects = state.withLock {
+                        $0.machine.rewritten(generation: generation, error: BackgroundTime.expiredError)
+                    }
+                    return
                 }
-            } catch {
-                let storeError = Self.storeError(error)
-                effects = state.withLock { $0.machine.rewritten(generation: generation, error: storeError) }
+                do {
+                    effects = try store.withExclusiveAccess { () -> [ManagerEffect] in
+                        writeLock.withLock { _ in compareAndRewrite(generation: generation) }
+                    }
+                } catch {
+                    let storeError = Self.storeError(error)
+                    effects = state.withLock { $0.machine.rewritten(generation: generation, error: storeError) }
+                }
             }
             perform(effects)
             drainOutbox()
@@ -1531,7 +1567,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         guard starts else { return }
         beginOperation()
         let thread = Thread { [self] in
-            withBackgroundTask("AuthSessionKit.signOut") {
+            withBackgroundTask("AuthSessionKit.signOut") { _ in
                 var removed: ManagedSession?
                 do {
                     removed = try store.withExclusiveAccess {
@@ -1562,11 +1598,13 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         (error as? SessionStoreError) ?? .unavailable(reason: "exclusive access failed")
     }
 
-    /// Runs `body` inside the configured background-task assertion, if any.
-    private func withBackgroundTask<Result>(_ name: String, _ body: () -> Result) -> Result {
-        let token = configuration.backgroundTask?.begin(name) {}
+    /// Runs `body` inside the configured background-task assertion, if any, with what tells it the
+    /// system's time ran out.
+    private func withBackgroundTask<Result>(_ name: String, _ body: (BackgroundTime) -> Result) -> Result {
+        let time = BackgroundTime()
+        let token = configuration.backgroundTask?.begin(name) { time.expire() }
         defer { token?.end() }
-        return body()
+        return body(time)
     }
 
     private func checkCredential(_ session: ManagedSession, generation: UInt64) {
@@ -1763,5 +1801,23 @@ private enum PendingRemoval {
         case .tokens(let tokens):
             return tokens.contains(stored.accessToken) || stored.refreshToken.map(tokens.contains) == true
         }
+    }
+}
+
+/// Whether the system's background time for the work in progress has run out: set by the
+/// ``BackgroundTaskAssertion``'s expiry, read before each exclusive access of the store.
+final class BackgroundTime: Sendable {
+
+    /// Why a store access was not made: the time ran out.
+    static let expiredError = SessionStoreError.unavailable(reason: "the system's background time ran out")
+
+    private let expired = ConcurrencySafeContainer(false)
+
+    /// Whether the time ran out.
+    var hasExpired: Bool { expired.withLock { $0 } }
+
+    /// The time ran out.
+    func expire() {
+        expired.withLock { $0 = true }
     }
 }
