@@ -7,9 +7,20 @@ import os
 extension ManagedSessionObservation {
 
     /// The line the package's logging adapters write: `AuthSessionKit [warning] refreshFinished(...)`.
-    /// Never a token (see ``ManagedSessionObserver``); safe to log as public.
+    ///
+    /// Never a token (see ``ManagedSessionObserver``), but it may hold what is personal or says
+    /// where things are: a server's `error_description` (which may quote an e-mail address), a
+    /// user identifier, a file path with the user's name. Log it as private where the log is
+    /// kept beyond the app (``OSLogSessionObserver`` does); ``publicLogSummary`` is the part that
+    /// may be shown in clear.
     public var logLine: String {
         "AuthSessionKit [\(severity)] \(description)"
+    }
+
+    /// The part of ``logLine`` that holds nothing about the person or the device, which a log may
+    /// show in clear: `AuthSessionKit [warning] refreshFinished`.
+    public var publicLogSummary: String {
+        "AuthSessionKit [\(severity)] \(name)"
     }
 }
 
@@ -61,8 +72,13 @@ public struct StandardErrorSessionObserver: ManagedSessionObserver {
 
 #if canImport(os)
 /// Writes each observation to the unified log (`os.Logger`) at the level of its
-/// ``ManagedSessionObservation/severity``: `debug`, `info`, `warning`, `error`. The message is
-/// ``ManagedSessionObservation/logLine``, logged as public: it never holds a token.
+/// ``ManagedSessionObservation/severity``: `debug`, `info`, `warning`, `error`.
+///
+/// The unified log outlives the app (sysdiagnoses, Console on a Mac with the device attached), so
+/// only ``ManagedSessionObservation/publicLogSummary`` (its severity and name) is public; the
+/// detail (``ManagedSessionObservation/logLine``: a server's description, a user identifier, a
+/// path) is private, shown as `<private>` unless the device is configured to reveal private data,
+/// as `os.Logger` does for every dynamic string by default.
 ///
 /// All operations are thread-safe.
 @available(iOS 14.0, macOS 11.0, macCatalyst 14.0, tvOS 14.0, watchOS 7.0, *)
@@ -90,12 +106,13 @@ public struct OSLogSessionObserver: ManagedSessionObserver {
     public func observe(_ observation: ManagedSessionObservation) {
         // A logger per call: the system caches them by subsystem and category.
         let logger = Logger(subsystem: subsystem, category: category)
-        let line = observation.logLine
+        let summary = observation.publicLogSummary
+        let detail = observation.description
         switch observation.severity {
-        case .debug: logger.debug("\(line, privacy: .public)")
-        case .info: logger.info("\(line, privacy: .public)")
-        case .warning: logger.warning("\(line, privacy: .public)")
-        case .error: logger.error("\(line, privacy: .public)")
+        case .debug: logger.debug("\(summary, privacy: .public): \(detail, privacy: .private)")
+        case .info: logger.info("\(summary, privacy: .public): \(detail, privacy: .private)")
+        case .warning: logger.warning("\(summary, privacy: .public): \(detail, privacy: .private)")
+        case .error: logger.error("\(summary, privacy: .public): \(detail, privacy: .private)")
         }
     }
 }

@@ -195,6 +195,20 @@ public enum ManagedSessionObservation: Sendable, CustomStringConvertible, Custom
         }
     }
 
+    /// The observation's name alone (`refreshFinished`, `storeFailed`): a fixed word that holds
+    /// nothing about the person or the device, which a log may show in clear.
+    public var name: String {
+        switch self {
+        case .signInStarted: "signInStarted"
+        case .signInFinished: "signInFinished"
+        case .signedOut: "signedOut"
+        case .refreshStarted: "refreshStarted"
+        case .refreshFinished: "refreshFinished"
+        case .storeFailed: "storeFailed"
+        case .credentialChecked: "credentialChecked"
+        }
+    }
+
     /// The description only: `dump` never walks into an error.
     public var customMirror: Mirror {
         Mirror(self, children: ["description": description], displayStyle: .enum)

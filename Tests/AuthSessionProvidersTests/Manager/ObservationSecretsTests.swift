@@ -152,3 +152,40 @@ struct ObservationSecretsTests {
         }
     }
 }
+
+@Suite("What the unified log shows in clear holds nothing about the person or the device")
+struct PublicLogSummaryTests {
+
+    @Test(
+        "the public part of every observation is its severity and its name: never a server's description, a user identifier or a path"
+    )
+    func publicSummaryHoldsNoPersonalData() {
+        let email = "jane.doe@example.com"
+        let subject = "001234.5f8e2a9bd3c64e2c8f1d.0917"
+        let path = "/Users/janedoe/Library/Application Support/Session/session.json"
+        let described = RemoteAuthError(
+            .server(code: "invalid_grant"),
+            statusCode: 400,
+            serverDescription: "the grant of \(email) was revoked"
+        )
+        let mismatch = RemoteAuthError(.invalidIDToken(.subjectMismatch(expected: subject, actual: "other")))
+        let observations: [ManagedSessionObservation] = [
+            .signInFinished(grantType: "password", error: .remote(described), duration: 0.2),
+            .signedOut(cause: .endedByServer(described), wasSignedIn: true),
+            .refreshFinished(
+                .init(outcome: .endedSession(.remote(mismatch)), duration: 0.3, attempts: 1, leaseWaits: 0, isLaunch: false)
+            ),
+            .storeFailed(.insecurePermissions(path: path, mode: 0o644), during: .launch),
+            .storeFailed(.io(operation: "open", path: path, code: 13), during: .refresh),
+            .credentialChecked(.failure(described)),
+        ]
+        for observation in observations {
+            let summary = observation.publicLogSummary
+            #expect(summary == "AuthSessionKit [\(observation.severity)] \(observation.name)")
+            for personal in [email, subject, path, "janedoe", "jane.doe"] {
+                #expect(!summary.contains(personal), "\(summary)")
+            }
+            #expect(observation.logLine.hasPrefix(summary), "the private detail follows the public summary")
+        }
+    }
+}
