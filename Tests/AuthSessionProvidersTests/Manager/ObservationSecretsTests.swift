@@ -173,7 +173,13 @@ struct PublicLogSummaryTests {
             .signInFinished(grantType: "password", error: .remote(described), duration: 0.2),
             .signedOut(cause: .endedByServer(described), wasSignedIn: true),
             .refreshFinished(
-                .init(outcome: .endedSession(.remote(mismatch)), duration: 0.3, attempts: 1, leaseWaits: 0, isLaunch: false)
+                .init(
+                    outcome: .endedSession(.remote(mismatch)),
+                    duration: 0.3,
+                    attempts: 1,
+                    leaseWaits: 0,
+                    isLaunch: false
+                )
             ),
             .storeFailed(.insecurePermissions(path: path, mode: 0o644), during: .launch),
             .storeFailed(.io(operation: "open", path: path, code: 13), during: .refresh),
