@@ -78,6 +78,31 @@ extension ManagedSessionProvider {
         /// other process beyond its lease.
         public var backgroundTask: (any BackgroundTaskAssertion)?
 
+        /// What this process does with the session: ``Role/full`` (refreshes it, checks the
+        /// credential) by default; ``Role/readOnly`` in a widget or an extension that only reads
+        /// it.
+        public var role: Role
+
+        /// What a process does with the session it shares with others.
+        ///
+        /// All operations are thread-safe.
+        public enum Role: Sendable, Hashable, CaseIterable {
+
+            /// Restores, refreshes (at launch, before expiry, on demand), checks the credential
+            /// and retries failed writes: the app.
+            case full
+
+            /// Restores the session and follows the shared store's change notices (the app's
+            /// refreshes reach it at once, its sign-out too), and never talks to the server by
+            /// itself: no refresh (at launch, before expiry, on demand), no credential check. A token that
+            /// needs a refresh fails with ``ManagedSessionError/readOnly`` (the session stands)
+            /// until the app renews it. Sign-in, sign-out and the biometric setting, which a
+            /// person asks for, work as in the app. For a widget, a notification service, or any
+            /// extension that has seconds to run and may be suspended at any time: a refresh
+            /// there could spend a rotating refresh token whose successor it has no time to save.
+            case readOnly
+        }
+
         /// The biometric failures that end the session: `[.failed]`, the one that says the person
         /// at the device is not its owner (the face or finger did not match, to the end of the
         /// system's attempts).
@@ -100,7 +125,7 @@ extension ManagedSessionProvider {
         /// Add `.biometryLockedout` for an app that treats a locked-out device as a stranger's.
         /// The handle asks ``ManagedSessionProvider/allowsSessionSigningOutOnBiometricAuthenticationFailure(with:)``,
         /// which answers from this set.
-        public var biometricFailuresEndingSession: Set<BiometricAuthenticationError> = [.failed]
+        public var biometricFailuresEndingSession: Set<BiometricAuthenticationError>
 
         /// What the manager tells about its sign-ins, sign-outs, refreshes, store failures and
         /// credential checks, for logs and metrics (see ``ManagedSessionObserver``), or `nil`.
@@ -123,6 +148,10 @@ extension ManagedSessionProvider {
         ///   - refreshLeaseDuration: How long a refresh's lease lasts.
         ///   - backgroundTask: What asks for time to finish a refresh in the background.
         ///   - observer: What hears about sign-ins, refreshes and failures, for logs and metrics.
+        ///   - role: What this process does with the session: ``Role/full``, or
+        ///     ``Role/readOnly`` in a widget or an extension.
+        ///   - biometricFailuresEndingSession: The biometric failures that end the session:
+        ///     `[.failed]`.
         public init(
             refreshMargin: TimeInterval = 60,
             checksCredentialState: Bool = true,
@@ -136,7 +165,9 @@ extension ManagedSessionProvider {
             revocationSignal: (any CredentialRevocationSignal)? = nil,
             refreshLeaseDuration: TimeInterval = 120,
             backgroundTask: (any BackgroundTaskAssertion)? = ExpiringActivityAssertion(),
-            observer: (any ManagedSessionObserver)? = nil
+            observer: (any ManagedSessionObserver)? = nil,
+            role: Role = .full,
+            biometricFailuresEndingSession: Set<BiometricAuthenticationError> = [.failed]
         ) {
             self.refreshMargin = refreshMargin
             self.checksCredentialState = checksCredentialState
@@ -148,9 +179,11 @@ extension ManagedSessionProvider {
             self.revokesOnSignOut = revokesOnSignOut
             self.activationSignal = activationSignal
             self.revocationSignal = revocationSignal
-            self.refreshLeaseDuration = refreshLeaseDuration
             self.backgroundTask = backgroundTask
             self.observer = observer
+            self.role = role
+            self.biometricFailuresEndingSession = biometricFailuresEndingSession
+            self.refreshLeaseDuration = refreshLeaseDuration
         }
 
         /// When a refresh abandons its exchange: a little before its lease lapses.

@@ -47,6 +47,12 @@ public enum ManagedSessionError: Error, Sendable, Hashable, CustomStringConverti
     /// deleted it, and the manager signed out. The sign-out's error, never a call's.
     case accountDeleted
 
+    /// The token needs a refresh, and this process only reads the session
+    /// (``ManagedSessionProvider/Configuration/Role/readOnly``: a widget, an extension): the
+    /// process that refreshes (the app) renews it, and this one hears of it through the store.
+    /// The session stands.
+    case readOnly
+
     /// Whether the session is over: the app should show sign-in. This describes errors of token
     /// calls, refreshes and events; a failed ``ManagedSessionProvider/signIn(with:)`` leaves the
     /// session there was, whatever this says.
@@ -54,7 +60,7 @@ public enum ManagedSessionError: Error, Sendable, Hashable, CustomStringConverti
         switch self {
         case .notSignedIn, .refreshUnavailable, .credentialRevoked, .signedOutElsewhere, .accountDeleted: true
         case .remote(let error): error.kind == .terminal
-        case .storage, .superseded, .cancelled: false
+        case .storage, .superseded, .cancelled, .readOnly: false
         }
     }
 
@@ -70,6 +76,7 @@ public enum ManagedSessionError: Error, Sendable, Hashable, CustomStringConverti
         case .superseded: "superseded"
         case .cancelled: "cancelled"
         case .accountDeleted: "accountDeleted"
+        case .readOnly: "readOnly"
         }
     }
 }

@@ -330,7 +330,7 @@ struct ManagedSessionMachine {
             session = stored
             lastKnownUser = stored.user
             var effects: [ManagerEffect] = [redact(stored)]
-            if isDue(stored, now: now) {
+            if isDue(stored, now: now), configuration.role == .full {
                 if stored.refreshToken != nil {
                     // Refreshed before the initial fetch is published: no flash of an expired
                     // session, and the handle keeps showing "loading" meanwhile.
@@ -396,6 +396,10 @@ struct ManagedSessionMachine {
             // Nothing to refresh with: the token as it is while it lasts, then a new sign-in.
             return isValid(session, for: 0, now: now) && !isRejected
                 ? [.resume([waiter], .success(session))] : [.resume([waiter], .failure(.refreshUnavailable))]
+        }
+        guard configuration.role == .full else {
+            // A reader: the app renews the token, and the store's notice brings it here.
+            return [.resume([waiter], .failure(.readOnly))]
         }
         flightWaiters.append(waiter)
         return startFlight(isLaunch: false)
@@ -787,7 +791,7 @@ struct ManagedSessionMachine {
     /// The timer for the runtime session: its proactive refresh (never sooner than
     /// ``minimumRefreshInterval`` after its issue), or, without a refresh token, its expiry.
     private mutating func armTimer() -> [ManagerEffect] {
-        guard let session, session.expiresAt.isFinite else { return [disarm()] }
+        guard let session, session.expiresAt.isFinite, configuration.role == .full else { return [disarm()] }
         guard session.refreshToken != nil, let date = refreshDate(of: session) else {
             return [arm(at: Date(timeIntervalSince1970: session.expiresAt))]
         }
@@ -809,6 +813,7 @@ struct ManagedSessionMachine {
 
     private mutating func refreshIfDue(now: Date) -> [ManagerEffect] {
         guard phase == .ready, let session, flight == nil, blockingError == nil, session.refreshToken != nil,
+            configuration.role == .full,
             isDue(session, now: now)
         else { return [] }
         return startFlight(isLaunch: false)
@@ -839,7 +844,8 @@ struct ManagedSessionMachine {
     }
 
     private mutating func credentialCheck(now: Date, force: Bool) -> [ManagerEffect] {
-        guard configuration.checksCredentialState, let session, !isCheckingCredential else { return [] }
+        guard configuration.checksCredentialState, configuration.role == .full, let session, !isCheckingCredential
+        else { return [] }
         if !force, let lastCredentialCheck,
             now.timeIntervalSince(lastCredentialCheck) < configuration.credentialCheckInterval
         {

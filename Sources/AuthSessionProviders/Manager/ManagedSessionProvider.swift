@@ -151,6 +151,8 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// - Parameter eventProxy: Where events go; held weakly.
     public func initializeSessionProvider(for eventProxy: any AuthSessionEventProxy) {
         let activation = configuration.activationSignal.observe { [weak self] in
+            // In front again: a background refresh's expiry no longer holds back what starts now.
+            self?.state.withLock { $0.backgroundRefreshTime = nil }
             self?.removePendingSession()
             // A notice missed while suspended (or never posted) is made up for: read the store.
             if self?.state.withLock({ $0.machine.phase == .ready }) == true {
@@ -939,6 +941,8 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                     }
                     if case .present(let lease) = claim {
                         try store.saveLease(lease)
+                        // From here until the token leaves, an expiry may give the lease back.
+                        state.withLock { $0.unsentLeases[flight.id] = UnsentLease(lease) }
                     }
                     return claim
                 }
@@ -1006,11 +1010,17 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
 
     /// Presents the refresh token under `lease`, with nothing held, then commits.
     private func present(_ flight: RefreshFlight, lease: RefreshLease, time: BackgroundTime) -> RefreshOutcome {
+        // An expiry that came since the claim gave the lease back: nothing is sent under it.
+        let unsent = state.withLock { $0.unsentLeases.removeValue(forKey: flight.id) } ?? UnsentLease(lease)
         guard let refreshToken = flight.session.refreshToken else {
-            clearLease(lease)
+            if unsent.startPresenting() { clearLease(lease) }
             return .failed(.refreshUnavailable)
         }
         let counters = instrumentation.counters(for: flight.id)
+        let mayPresent = unsent.startPresenting() && !time.hasExpired
+        guard mayPresent else {
+            return .failed(.storage(BackgroundTime.expiredError))
+        }
         let answer = presentOnce(refreshToken, cutoff: configuration.exchangeCutoff(of: lease), counters: counters)
         if time.hasExpired {
             // No store access any more: the lease lapses by itself, rotated tokens stay unsaved.
@@ -1598,11 +1608,53 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         (error as? SessionStoreError) ?? .unavailable(reason: "exclusive access failed")
     }
 
+    /// The system's time ran out: the leases of refreshes that have not sent their token yet are
+    /// given back (nothing will be sent under them), each in an exclusive access of the store
+    /// taken only if it is free at once (never a wait: the process is about to be suspended).
+    /// A lease whose token may have left stays until it lapses: giving it back could let another
+    /// process present the same, possibly spent, refresh token.
+    func giveBackUnsentLeases() {
+        let abandoned = state.withLock { state -> [RefreshLease] in
+            state.unsentLeases.values.compactMap { $0.abandon() ? $0.lease : nil }
+        }
+        for lease in abandoned {
+            _ = try? store.withExclusiveAccessIfAvailable {
+                if (try? store.loadLease()) == lease { try? store.saveLease(nil) }
+            }
+        }
+    }
+
+    /// Makes `time` the background refresh's: work begun from now on stops taking the store's
+    /// access once it expires.
+    func beginBackgroundRefresh(_ time: BackgroundTime) {
+        state.withLock { $0.backgroundRefreshTime = time }
+    }
+
+    /// Ends `time`'s hold on work begun from now on, if it is still the background refresh's.
+    func endBackgroundRefresh(_ time: BackgroundTime) {
+        state.withLock { state in
+            if state.backgroundRefreshTime === time { state.backgroundRefreshTime = nil }
+        }
+    }
+
+    /// When the session's token is due for a refresh (its expiry less the margin), if there is
+    /// a session and a refresh token.
+    var nextRefreshDate: Date? {
+        state.withLock { state in
+            guard let session = state.machine.session, session.refreshToken != nil else { return nil }
+            let date = session.expiresAt - configuration.margin(for: session)
+            return date.isFinite ? Date(timeIntervalSince1970: date) : nil
+        }
+    }
+
     /// Runs `body` inside the configured background-task assertion, if any, with what tells it the
     /// system's time ran out.
     private func withBackgroundTask<Result>(_ name: String, _ body: (BackgroundTime) -> Result) -> Result {
-        let time = BackgroundTime()
-        let token = configuration.backgroundTask?.begin(name) { time.expire() }
+        let time = BackgroundTime(within: state.withLock { $0.backgroundRefreshTime })
+        let token = configuration.backgroundTask?.begin(name) { [weak self] in
+            time.expire()
+            self?.giveBackUnsentLeases()
+        }
         defer { token?.end() }
         return body(time)
     }
@@ -1735,6 +1787,48 @@ private struct ProviderState {
     var isBiometricWriteInProgress = false
     /// Whether a worker waits for the store's exclusive access to remove a signed-out session.
     var isRemovalWorkerRunning = false
+    /// The time of the background refresh the app runs (`BGAppRefreshTask`): work begun while it
+    /// runs stops taking the store's access once it expires. Cleared at the next activation.
+    var backgroundRefreshTime: BackgroundTime?
+    /// The leases recorded by refreshes that have not sent their token yet, by flight.
+    var unsentLeases: [UInt64: UnsentLease] = [:]
+}
+
+/// A lease a refresh recorded, before its token leaves: either the refresh starts presenting
+/// under it, or an expiry abandons it (and gives it back); never both.
+final class UnsentLease: Sendable {
+
+    private enum Phase {
+        case recorded
+        case presenting
+        case abandoned
+    }
+
+    /// The lease.
+    let lease: RefreshLease
+    private let phase = ConcurrencySafeContainer(Phase.recorded)
+
+    init(_ lease: RefreshLease) {
+        self.lease = lease
+    }
+
+    /// The refresh is about to send its token: `false` if an expiry abandoned the lease first.
+    func startPresenting() -> Bool {
+        phase.withLock { phase in
+            guard phase == .recorded else { return false }
+            phase = .presenting
+            return true
+        }
+    }
+
+    /// An expiry: `true` if the token has not left (the lease may be given back).
+    func abandon() -> Bool {
+        phase.withLock { phase in
+            guard phase == .recorded else { return false }
+            phase = .abandoned
+            return true
+        }
+    }
 }
 
 extension ProviderState {
@@ -1812,9 +1906,16 @@ final class BackgroundTime: Sendable {
     static let expiredError = SessionStoreError.unavailable(reason: "the system's background time ran out")
 
     private let expired = ConcurrencySafeContainer(false)
+    /// The time this one is part of (a background refresh's), whose expiry is this one's too.
+    private let outer: BackgroundTime?
+
+    /// Creates a time that runs out when ``expire()`` is called, or when `outer` runs out.
+    init(within outer: BackgroundTime? = nil) {
+        self.outer = outer
+    }
 
     /// Whether the time ran out.
-    var hasExpired: Bool { expired.withLock { $0 } }
+    var hasExpired: Bool { expired.withLock { $0 } || outer?.hasExpired == true }
 
     /// The time ran out.
     func expire() {

@@ -84,6 +84,10 @@ public enum AuthProblem: String, Sendable, Hashable, CaseIterable {
     /// client, a missing endpoint, an entitlement).
     case appMisconfigured
 
+    /// "Open the app to continue.": a widget or an extension that only reads the session needs
+    /// a token the app renews.
+    case openAppToContinue
+
     /// A part of a problem's text.
     ///
     /// All operations are thread-safe.
@@ -180,6 +184,8 @@ public enum AuthProblem: String, Sendable, Hashable, CaseIterable {
             ("Your device's date and time seem to be wrong.", "Set the date and time automatically and try again.")
         case .appMisconfigured:
             ("This app cannot sign you in right now.", "Update the app, or contact its support if it keeps happening.")
+        case .openAppToContinue:
+            ("Open the app to continue.", "Open the app once; it renews your session.")
         }
     }
 }

@@ -134,6 +134,7 @@ extension ManagedSessionError {
         case .superseded: .interrupted
         case .cancelled: .cancelled
         case .accountDeleted: .accountDeleted
+        case .readOnly: .openAppToContinue
         }
     }
 }
