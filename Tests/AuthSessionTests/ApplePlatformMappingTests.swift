@@ -146,6 +146,80 @@ struct LocalAuthenticationPlanTests {
         }
     }
 
+    @Test(
+        "biometrics, then the passcode: a failed biometric attempt that locked biometry (-1, not -8) leads to the passcode"
+    )
+    func attemptThatLocksFailsAsAuthenticationFailed() {
+        // Apple does not promise that the attempt which locks biometry ends with biometryLockout:
+        // it may end with authenticationFailed, and only the next canEvaluatePolicy says locked.
+        #expect(
+            LocalAuthenticationPlan.stepAfterFailure(
+                code: -1,
+                evaluatedPolicy: 1,
+                policy: .biometricsThenPasscodeAfterLockout,
+                fallbackButtonTitle: nil,
+                canEvaluate: Self.canEvaluate([1: -8])
+            ) == .evaluate(policy: 2, fallbackTitle: nil),
+            "biometry is locked out now: the passcode prompt follows"
+        )
+        #expect(
+            LocalAuthenticationPlan.stepAfterFailure(
+                code: -1,
+                evaluatedPolicy: 1,
+                policy: .biometricsThenPasscodeAfterLockout,
+                fallbackButtonTitle: nil,
+                canEvaluate: Self.canEvaluate([1: -8, 2: -5])
+            ) == .fail(.passcodeNotSet),
+            "locked, and no passcode to offer"
+        )
+        for code in [-2, -3, -4] {
+            #expect(
+                LocalAuthenticationPlan.stepAfterFailure(
+                    code: code,
+                    evaluatedPolicy: 1,
+                    policy: .biometricsThenPasscodeAfterLockout,
+                    fallbackButtonTitle: nil,
+                    canEvaluate: Self.canEvaluate([1: -8])
+                ) == .fail(BiometricAuthenticationError(localAuthenticationCode: code)),
+                "a cancellation or the fallback button is the person's (or the system's) choice, not a failed attempt"
+            )
+        }
+        for policy in [LocalAuthenticationPolicy.biometricsOnly, .biometricsOrDevicePasscode] {
+            #expect(
+                LocalAuthenticationPlan.stepAfterFailure(
+                    code: -1,
+                    evaluatedPolicy: policy == .biometricsOnly ? 1 : 2,
+                    policy: policy,
+                    fallbackButtonTitle: nil,
+                    canEvaluate: Self.canEvaluate([1: -8])
+                ) == .fail(.failed),
+                "\(policy): no passcode step"
+            )
+        }
+    }
+
+    @Test("run: a biometric attempt fails with -1 and locks biometry; the passcode prompt follows and succeeds")
+    func runLockedByFailedAttempt() async {
+        let refusals = ConcurrencySafeContainer<[Int: Int]>([:])
+        let script = ScriptedEvaluations([-1, nil])
+        do throws(BiometricAuthenticationError) {
+            try await LocalAuthenticationPlan.run(
+                policy: .biometricsThenPasscodeAfterLockout,
+                fallbackButtonTitle: nil,
+                canEvaluate: { policy in refusals.withLock { $0[policy] } },
+                evaluate: { evaluatedPolicy, _ in
+                    let answer = script.next(evaluatedPolicy)
+                    // The attempt that fails locks biometry: canEvaluatePolicy says so from now on.
+                    if evaluatedPolicy == 1 { refusals.withLock { $0[1] = -8 } }
+                    return answer
+                }
+            )
+        } catch {
+            Issue.record("the passcode step should have followed, got \(error)")
+        }
+        #expect(script.evaluated == [1, 2])
+    }
+
     @Test("biometrics or the passcode: the device-owner policy, the system's fallback title unless one is given")
     func biometricsOrPasscode() {
         #expect(
