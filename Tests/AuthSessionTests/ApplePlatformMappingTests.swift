@@ -342,11 +342,70 @@ struct ApplicationLifecycleTests {
                     hasUIKit: item.uiKit,
                     hasAppKit: item.appKit,
                     bundleExtension: item.extension,
-                    bundlePackageType: item.packageType
+                    bundlePackageType: item.packageType,
+                    isBundleExecutable: true
                 ) == item.expected,
                 "\(item)"
             )
         }
+    }
+
+    @Test("a helper tool inside an app bundle is not the app: no lifecycle, whatever its main bundle says")
+    func helperToolInsideAnApp() {
+        // Foo.app/Contents/MacOS/helper or Foo.app/Contents/Helpers/tool: Bundle.main is Foo.app
+        // (APPL), but no NSApplication runs in the helper, and none ever will post an activation.
+        for (uiKit, appKit) in [(false, true), (true, false), (true, true)] {
+            #expect(
+                ApplicationLifecycle.decide(
+                    hasUIKit: uiKit,
+                    hasAppKit: appKit,
+                    bundleExtension: "app",
+                    bundlePackageType: "APPL",
+                    isBundleExecutable: false
+                ) == .none,
+                "UIKit \(uiKit), AppKit \(appKit)"
+            )
+        }
+    }
+
+    @Test("this process runs its bundle's executable: the same file, reached through a link or a longer path, or not")
+    func bundleExecutableComparison() throws {
+        let folder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("lifecycle-\(UUID().uuidString)", isDirectory: true)
+        let macOS = folder.appendingPathComponent("Foo.app/Contents/MacOS", isDirectory: true)
+        try FileManager.default.createDirectory(at: macOS, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let app = macOS.appendingPathComponent("Foo")
+        let helper = macOS.appendingPathComponent("helper")
+        try Data("app".utf8).write(to: app)
+        try Data("helper".utf8).write(to: helper)
+        let link = folder.appendingPathComponent("foo-link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: app)
+
+        #expect(ApplicationLifecycle.isBundleExecutable(bundleExecutable: app, processExecutable: app))
+        #expect(
+            ApplicationLifecycle.isBundleExecutable(bundleExecutable: app, processExecutable: link),
+            "launched through a symbolic link"
+        )
+        #expect(
+            ApplicationLifecycle.isBundleExecutable(
+                bundleExecutable: app,
+                processExecutable: URL(fileURLWithPath: macOS.path + "/../MacOS/./Foo")
+            ),
+            "a path with . and .. components"
+        )
+        #expect(
+            !ApplicationLifecycle.isBundleExecutable(bundleExecutable: app, processExecutable: helper),
+            "a helper tool beside the app's executable"
+        )
+        #expect(
+            ApplicationLifecycle.isBundleExecutable(bundleExecutable: nil, processExecutable: helper),
+            "no bundle executable (a command-line tool's folder): nothing to tell, as before"
+        )
+        #expect(
+            ApplicationLifecycle.isBundleExecutable(bundleExecutable: app, processExecutable: nil),
+            "this process's path unknown: taken for the bundle's, as before"
+        )
     }
 
     @Test("each lifecycle's notification, and whether it posts the launch's activation")
