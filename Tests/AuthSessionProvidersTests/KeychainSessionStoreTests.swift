@@ -289,6 +289,64 @@ struct KeychainSessionStoreTests {
         #expect(keychain.item(at: mainAddress) == nil)
     }
 
+    /// What happens between a store's "not found" and its probe.
+    enum BetweenReadAndProbe: String, CaseIterable, Sendable {
+        /// The item was there, hidden before the first unlock; the person unlocks the device.
+        case deviceUnlocks
+        /// The device was unlocked and there was no item; another process (an extension) writes one.
+        case anotherProcessWrites
+    }
+
+    @Test(
+        "after a probe that says 'unlocked', the load reads again before trusting 'not found'",
+        arguments: BetweenReadAndProbe.allCases
+    )
+    func readAgainAfterProbe(between: BetweenReadAndProbe) throws {
+        let keychain = FakeKeychain()
+        let store = makeStore(keychain)
+        let probeAccount = store.probeAccount
+        switch between {
+        case .deviceUnlocks:
+            try store.save(sampleSession(counter: 4))
+            keychain.deviceState = .beforeFirstUnlock
+        case .anotherProcessWrites:
+            break
+        }
+        let stored = SessionFormat.encode(sampleSession(counter: 4))
+        keychain.beforeCall.withLock {
+            $0 = { [keychain] operation, address in
+                guard operation == .add, address.account == probeAccount else { return }
+                switch between {
+                case .deviceUnlocks:
+                    keychain.deviceState = .unlocked
+                case .anotherProcessWrites:
+                    if keychain.item(at: mainAddress) == nil {
+                        keychain.plant(stored, at: mainAddress, stamp: Data([1]), protection: afterFirstUnlock)
+                    }
+                }
+            }
+        }
+        #expect(try store.load() == sampleSession(counter: 4), "the session is there: never 'signed out'")
+        #expect(destructiveCalls(keychain).isEmpty)
+    }
+
+    @Test("a removal whose delete found nothing while locked, the device unlocking before the probe: deleted again")
+    func removeAgainAfterProbe() throws {
+        let keychain = FakeKeychain()
+        let store = makeStore(keychain)
+        let probeAccount = store.probeAccount
+        try store.save(sampleSession())
+        keychain.deviceState = .beforeFirstUnlock
+        keychain.beforeCall.withLock {
+            $0 = { [keychain] operation, address in
+                if operation == .add, address.account == probeAccount { keychain.deviceState = .unlocked }
+            }
+        }
+        try store.remove()
+        #expect(keychain.item(at: mainAddress) == nil, "a sign-out is not left undone by the item it could not see")
+        #expect(keychain.items.isEmpty, "and no probe is left")
+    }
+
     @Test("the manager at a launch before the first unlock: loading, nothing deleted; the unlock signs in")
     func managerLaunchBeforeFirstUnlock() async throws {
         let fixture = try await StoredSessionFixture()

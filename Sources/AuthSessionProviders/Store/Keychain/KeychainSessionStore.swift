@@ -18,7 +18,9 @@ import Foundation
 ///   while the device is unlocked, which it checks by adding a small probe item readable only
 ///   then (and deleting it): every class is readable then, whichever class the item was written
 ///   with. Otherwise the load is ``SessionStoreError/unavailable(reason:)``, the manager stays
-///   loading, and nothing is deleted.
+///   loading, and nothing is deleted. The device may be unlocked (and another process may write)
+///   between the read and the probe, so after a probe that says "unlocked" the store reads again
+///   (a removal deletes again), and only that answer counts.
 /// - **Two first saves at once both succeed** (an app and its extension, two threads): a save adds
 ///   the item, and updates it when the add finds it already there.
 /// - **Corrupt bytes are kept.** An item that holds no session is moved to another account of the
@@ -145,11 +147,23 @@ public final class KeychainSessionStore: SessionStore {
     ///   - `.unsupportedFormatVersion` for a session a newer version wrote (left in place);
     ///   - `.missingEntitlement` or `.keychain` when the Keychain refuses.
     public func load() throws(SessionStoreError) -> ManagedSession? {
-        switch items.read(address) {
+        let first = items.read(address)
+        guard case .failure(.itemNotFound) = first else { return try session(in: first) }
+        try confirmProtectedDataAvailable(after: "SecItemCopyMatching")
+        // The device may have been unlocked, and another process may have written the item,
+        // between that read and the probe: only a read made after a probe that says "unlocked"
+        // can be trusted when it finds nothing.
+        return try session(in: items.read(address))
+    }
+
+    /// The session a read found, `nil` for "not found", or the read's error.
+    private func session(
+        in read: Result<KeychainItemContents, KeychainStatus>
+    ) throws(SessionStoreError) -> ManagedSession? {
+        switch read {
         case .success(let contents):
             return try SessionFormat.storedSession(in: contents.data) { setAside(contents) }
         case .failure(.itemNotFound):
-            try confirmProtectedDataAvailable(after: "SecItemCopyMatching")
             return nil
         case .failure(let status):
             throw status.sessionStoreError(operation: "SecItemCopyMatching")
@@ -203,6 +217,13 @@ public final class KeychainSessionStore: SessionStore {
             return
         case .itemNotFound:
             try confirmProtectedDataAvailable(after: "SecItemDelete")
+            // As for a load: the device may have been unlocked between the delete and the probe,
+            // and the item it could not see then is still there. Deleted again, now that it can be.
+            let again = items.delete(address)
+            guard again == .success || again == .itemNotFound else {
+                throw again.sessionStoreError(operation: "SecItemDelete")
+            }
+            if again == .success { coordination?.announceChange() }
         default:
             throw status.sessionStoreError(operation: "SecItemDelete")
         }
