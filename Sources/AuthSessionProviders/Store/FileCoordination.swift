@@ -45,8 +45,7 @@ final class FileCoordination: Sendable {
         markerPath = markerName.map { "\(directoryPath)/\($0)" }
         watchedNames = Set([leaseName] + [sessionFileName ?? markerName].compactMap { $0 })
         #if canImport(notify)
-        let name =
-            notificationName ?? "authsessionkit.changed.\(RefreshLease.fingerprint(of: "\(directoryPath)/\(baseName)"))"
+        let name = notificationName ?? Self.defaultNotificationName(directoryPath: directoryPath, baseName: baseName)
         notifier = DarwinNotifyChangeNotifier(name: name)
         #elseif os(Linux)
         notifier = InotifyChangeNotifier(directory: directoryPath, names: watchedNames)
@@ -55,6 +54,36 @@ final class FileCoordination: Sendable {
         let names = watchedNames
         notifier = PollingChangeNotifier(interval: 0.5) { FileCoordination.signature(of: folder, names: names) }
         #endif
+    }
+
+    /// The Darwin notification name of the store whose files are `<baseName>…` in
+    /// `directoryPath`, when the caller gives none: one name per store, derived from its path, so
+    /// that every process that opens the same path hears the others.
+    ///
+    /// A sandboxed macOS app may post and hear only the Darwin notifications whose name starts with
+    /// one of its app groups (the App Sandbox ties interprocess names to the group; Apple's
+    /// documentation spells the rule out for Mach and POSIX names and is silent on `notify(3)`, so
+    /// this is the careful reading). In a macOS app group container (`…/Library/Group
+    /// Containers/<group>/…`, what `containerURL(forSecurityApplicationGroupIdentifier:)` gives
+    /// there) the name therefore starts with the group: `<group>.authsessionkit.changed.<hash>`.
+    /// Elsewhere it is `authsessionkit.changed.<hash>`; an iOS group container's path names no
+    /// group (a UUID stands for it), and iOS sets no such rule.
+    static func defaultNotificationName(directoryPath: String, baseName: String) -> String {
+        let name = "authsessionkit.changed.\(RefreshLease.fingerprint(of: "\(directoryPath)/\(baseName)"))"
+        guard let group = appGroupIdentifier(inContainerPath: directoryPath) else { return name }
+        return "\(group).\(name)"
+    }
+
+    /// The app group whose macOS container holds `path`: the component after `Library/Group
+    /// Containers`; `nil` for any other path.
+    static func appGroupIdentifier(inContainerPath path: String) -> String? {
+        let components = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard
+            let index = components.indices.dropFirst().first(where: {
+                components[$0] == "Group Containers" && components[$0 - 1] == "Library"
+            }), index + 1 < components.count
+        else { return nil }
+        return String(components[index + 1])
     }
 
     deinit {

@@ -79,8 +79,10 @@ public final class FileSessionStore: SessionStore {
     ///   - fileName: The file's name.
     ///   - synchronizesWrites: Whether writes are made durable with `fsync`; keep the default.
     ///   - changeNotificationName: On Apple platforms, the Darwin notification name the processes
-    ///     sharing the file post and hear; `nil` derives one from the file's path. In a sandboxed
-    ///     macOS app, start it with the app group's identifier. Ignored elsewhere.
+    ///     sharing the file post and hear; `nil` derives one from the file's path, which starts
+    ///     with the app group's identifier for a folder in a macOS app group container, as a
+    ///     sandboxed app's must. Elsewhere in a sandboxed macOS app, start it with the app group's
+    ///     identifier. Ignored on other platforms.
     public init(
         directory: URL,
         fileName: String = "session.json",

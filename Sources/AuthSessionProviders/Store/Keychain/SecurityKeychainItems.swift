@@ -36,8 +36,9 @@ extension KeychainSessionStore {
     ///     microseconds, the refresh lease, change notices). `nil` coordinates within this process
     ///     only; see the type's overview.
     ///   - changeNotificationName: The Darwin notification name the processes post and hear; `nil`
-    ///     derives one from the folder. In a sandboxed macOS app, start it with the app group's
-    ///     identifier.
+    ///     derives one from the folder, which starts with the app group's identifier for a folder
+    ///     in a macOS app group container, as a sandboxed app's must. Elsewhere in a sandboxed
+    ///     macOS app, start it with the app group's identifier.
     public convenience init(
         service: String,
         account: String = "session",
