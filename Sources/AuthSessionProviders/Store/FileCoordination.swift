@@ -24,6 +24,9 @@ final class FileCoordination: Sendable {
     /// The files whose changes are notices: the session's (or the marker), and the lease's.
     let watchedNames: Set<String>
     let notifier: any SessionChangeNotifier
+    /// What is done to the files written here (the lease, the lock file), and to the session file
+    /// of a file store.
+    let safeguarding: FileSafeguarding
 
     /// The lock file, opened on first exclusive access and kept open; held by the in-process
     /// lock for the whole of each exclusive access.
@@ -36,8 +39,16 @@ final class FileCoordination: Sendable {
     ///   - baseName: The lock file is `<baseName>.lock`, the lease `<baseName>.lease`.
     ///   - sessionFileName: The session file's name if the session is a file there.
     ///   - notificationName: The Darwin notification name, on Apple platforms.
-    init(directoryPath: String, baseName: String, sessionFileName: String?, notificationName: String?) {
+    ///   - safeguarding: What is done to each file written here; the platform's by default.
+    init(
+        directoryPath: String,
+        baseName: String,
+        sessionFileName: String?,
+        notificationName: String?,
+        safeguarding: FileSafeguarding = .platform
+    ) {
         self.directoryPath = directoryPath
+        self.safeguarding = safeguarding
         lockPath = "\(directoryPath)/\(baseName).lock"
         leasePath = "\(directoryPath)/\(baseName).lease"
         let leaseName = "\(baseName).lease"
@@ -170,6 +181,8 @@ final class FileCoordination: Sendable {
         }
         do {
             try FileSystem.checkPrivate(info, at: lockPath, isDirectory: false)
+            // Once per process: a lock file an earlier version made keeps the class it was given.
+            try safeguarding.apply(to: lockPath)
         } catch {
             close(descriptor)
             throw error
@@ -221,6 +234,7 @@ final class FileCoordination: Sendable {
         let temporary = "\(leasePath).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let descriptor = try FileSystem.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
         do {
+            try safeguarding.apply(to: temporary)
             let data = (try? JSONEncoder().encode(LeaseDocument(lease: lease))) ?? Data()
             try FileSystem.writeAll(data, to: descriptor, path: temporary)
             close(descriptor)
