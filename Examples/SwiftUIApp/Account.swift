@@ -8,6 +8,11 @@ import Observation
 #if canImport(AuthenticationServices)
 import AuthenticationServices
 #endif
+#if canImport(UIKit)
+import UIKit
+#elseif canImport(AppKit)
+import AppKit
+#endif
 
 /// The app's session, made once at launch: the OAuth 2.0 service, the store, the manager, the
 /// handle, and the model the views read.
@@ -88,11 +93,25 @@ final class Account {
 }
 
 #if canImport(AuthenticationServices)
-/// Where the sign-in sheet is presented from.
+/// Where the sign-in sheet is presented from: the window the person is using, as
+/// `presentationAnchor(for:)` asks ("from which window it should present content to the user").
+@available(iOS 17, macOS 14, *)
 @MainActor
 final class SignInAnchor: NSObject, ASWebAuthenticationPresentationContextProviding {
     func presentationAnchor(for session: ASWebAuthenticationSession) -> ASPresentationAnchor {
-        ASPresentationAnchor()
+        #if canImport(UIKit)
+        // The key window of the scene in the foreground (sign-in starts from a button in it). A
+        // window made with `UIWindow()` belongs to no scene and is not on screen (and `init()` is
+        // deprecated in iOS 26); one made for the scene is, at worst.
+        let scenes = UIApplication.shared.connectedScenes.compactMap { $0 as? UIWindowScene }
+        guard let scene = scenes.first(where: { $0.activationState == .foregroundActive }) ?? scenes.first else {
+            preconditionFailure("a SwiftUI app has a window scene while one of its views starts a sign-in")
+        }
+        return scene.keyWindow ?? UIWindow(windowScene: scene)
+        #else
+        // The key window, where the person clicked; a new window if the app has none.
+        return NSApplication.shared.keyWindow ?? NSWindow()
+        #endif
     }
 }
 #endif

@@ -1,3 +1,4 @@
+import AuthSession
 import Foundation
 import Testing
 
@@ -182,5 +183,135 @@ struct FileOpenErrorTests {
                     == .io(operation: "open", path: "/f", code: code)
             )
         }
+    }
+}
+
+@Suite("Backups and data protection: each file a store writes is kept out of backups and readable in the background")
+struct FileSafeguardTests {
+
+    @Test("iOS: out of backups, complete until first user authentication; macOS: out of backups; Linux: nothing")
+    func decision() {
+        #expect(
+            FileSafeguards.decide(hasBackupExclusion: true, protectsFilesWhileLocked: true)
+                == FileSafeguards(excludedFromBackup: true, protection: .completeUntilFirstUserAuthentication),
+            "iOS"
+        )
+        #expect(
+            FileSafeguards.decide(hasBackupExclusion: true, protectsFilesWhileLocked: false)
+                == FileSafeguards(excludedFromBackup: true, protection: nil),
+            "macOS: Time Machine and Migration Assistant restore Application Support onto another Mac"
+        )
+        #expect(FileSafeguards.decide(hasBackupExclusion: false, protectsFilesWhileLocked: false) == .none, "Linux")
+        #if canImport(Darwin)
+        #expect(FileSafeguards.platform.excludedFromBackup)
+        #else
+        #expect(FileSafeguards.platform == .none)
+        #endif
+    }
+
+    /// What each application of the safeguards saw.
+    struct Application: Sendable {
+        let path: String
+        let size: Int?
+        let sessionFileBytes: Data?
+    }
+
+    /// A store whose safeguards (those of iOS) are recorded instead of applied; `fails` makes each
+    /// application fail as a file system that refuses the attribute.
+    static func recordingStore(
+        in folder: TemporaryFolder,
+        fails: Bool = false
+    ) -> (FileSessionStore, ConcurrencySafeContainer<[Application]>) {
+        let applications = ConcurrencySafeContainer<[Application]>([])
+        let sessionPath = folder.path("session.json")
+        let safeguarding = FileSafeguarding(
+            safeguards: FileSafeguards(excludedFromBackup: true, protection: .completeUntilFirstUserAuthentication)
+        ) { _, path throws(SessionStoreError) in
+            let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int
+            applications.withLock {
+                $0.append(
+                    Application(
+                        path: path,
+                        size: size,
+                        sessionFileBytes: FileManager.default.contents(atPath: sessionPath)
+                    )
+                )
+            }
+            if fails { throw .io(operation: "setAttributes(protectionKey)", path: path, code: EIO) }
+        }
+        return (FileSessionStore(directory: folder.url, safeguarding: safeguarding), applications)
+    }
+
+    @Test("every save applies them to its new file, empty, before it takes the session file's name")
+    func everySave() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let (store, applications) = Self.recordingStore(in: folder)
+        try store.save(sampleSession(counter: 1))
+        let afterFirst = FileManager.default.contents(atPath: store.fileURL.path)
+        try store.save(sampleSession(counter: 2))
+        try store.save(sampleSession(counter: 3))
+        #expect(try store.load() == sampleSession(counter: 3))
+
+        let session = applications.withLock { $0 }.filter { $0.path.contains(".session.json.tmp-") }
+        #expect(session.count == 3, "each save, since a rename replaces the file and what was set on it")
+        #expect(Set(session.map(\.path)).count == 3, "each time the new file")
+        #expect(session.allSatisfy { $0.size == 0 }, "before a byte of the session is written to it")
+        #expect(session.first?.sessionFileBytes == nil, "before the first file takes the name")
+        #expect(session.dropFirst().first?.sessionFileBytes == afterFirst, "the stored session still the old one")
+    }
+
+    @Test("the lock file and each lease a refresh records get them too: a background refresh needs both")
+    func lockAndLease() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let (store, applications) = Self.recordingStore(in: folder)
+        let now = Date().timeIntervalSince1970
+        let lease = RefreshLease(
+            owner: .inThisProcess(),
+            startedAt: now,
+            deadline: now + 30,
+            refreshTokenFingerprint: "f"
+        )
+        try store.withExclusiveAccess { try store.saveLease(lease) }
+        try store.withExclusiveAccess { try store.saveLease(lease) }
+        let paths = applications.withLock { $0 }.map(\.path)
+        #expect(paths.filter { $0 == folder.path("session.json.lock") }.count == 1, "the lock file, when opened")
+        #expect(paths.filter { $0.contains("session.json.lease.tmp-") }.count == 2, "each lease's new file")
+    }
+
+    @Test("a safeguard that cannot be applied fails the save: the stored session unchanged, no file left beside it")
+    func failureFailsTheSave() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try FileSessionStore(directory: folder.url).save(sampleSession(counter: 1))
+        let (store, _) = Self.recordingStore(in: folder, fails: true)
+        do {
+            try store.save(sampleSession(counter: 2))
+            Issue.record("the save succeeded without its safeguards")
+        } catch .io(let operation, _, let code) {
+            #expect(operation == "setAttributes(protectionKey)" && code == EIO)
+        } catch {
+            Issue.record("expected the safeguard's error, got \(error)")
+        }
+        #expect(try FileSessionStore(directory: folder.url).load() == sampleSession(counter: 1))
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.url.path)
+        #expect(!names.contains { $0.contains(".tmp-") }, "\(names)")
+    }
+
+    @Test("the errno a Foundation error carries; a volume that keeps no backup attribute is no failure")
+    func foundationErrors() {
+        let posix = NSError(domain: NSPOSIXErrorDomain, code: Int(EACCES))
+        #expect(FileSystem.errnoCode(of: posix) == EACCES)
+        let wrapped = NSError(domain: NSCocoaErrorDomain, code: 512, userInfo: [NSUnderlyingErrorKey: posix])
+        #expect(FileSystem.errnoCode(of: wrapped) == EACCES)
+        #expect(FileSystem.errnoCode(of: NSError(domain: NSCocoaErrorDomain, code: 512)) == EIO)
+
+        let unsupported = NSError(domain: NSPOSIXErrorDomain, code: Int(ENOTSUP))
+        #expect(FileSystem.backupExclusionError(unsupported, path: "/n/s") == nil, "a network volume: not backed up")
+        #expect(
+            FileSystem.backupExclusionError(posix, path: "/n/s")
+                == .io(operation: "setResourceValues(isExcludedFromBackup)", path: "/n/s", code: EACCES)
+        )
     }
 }

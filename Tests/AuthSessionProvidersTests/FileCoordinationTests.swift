@@ -175,6 +175,62 @@ struct FileCoordinationTests {
     }
     #endif
 
+    @Test("a notice already dispatched when its observation is cancelled does not run the handler afterwards")
+    func gateClosedByCancellation() {
+        // notify_cancel does not wait for a handler the Darwin notification center already queued:
+        // each delivery asks the observation's gate, which its cancellation closes.
+        let gate = ObservationGate()
+        let calls = ConcurrencySafeContainer(0)
+        gate.deliver { calls.withLock { $0 += 1 } }
+        #expect(calls.withLock { $0 } == 1, "open: the handler runs")
+        gate.close()
+        gate.deliver { calls.withLock { $0 += 1 } }
+        gate.deliver { calls.withLock { $0 += 1 } }
+        #expect(calls.withLock { $0 } == 1, "closed: no handler runs after the cancellation returned")
+    }
+
+    @Test("the default notification name starts with the app group of a macOS group container, else stays the path's")
+    func defaultNotificationName() {
+        let group = "/Users/ada/Library/Group Containers/ABCDE12345.com.example.shared"
+        for path in [group, group + "/Session", group + "/Library/Application Support/Session"] {
+            #expect(FileCoordination.appGroupIdentifier(inContainerPath: path) == "ABCDE12345.com.example.shared")
+            let name = FileCoordination.defaultNotificationName(directoryPath: path, baseName: "session.json")
+            #expect(
+                name.hasPrefix("ABCDE12345.com.example.shared."),
+                "a sandboxed app may use only such names: \(name)"
+            )
+            #expect(
+                name
+                    != FileCoordination.defaultNotificationName(
+                        directoryPath: path + "/other",
+                        baseName: "session.json"
+                    ),
+                "still one name per store"
+            )
+        }
+        #expect(
+            FileCoordination.defaultNotificationName(
+                directoryPath: "/Users/ada/Library/Group Containers/group.com.example.app/Session",
+                baseName: "com.example.app.session.keychain"
+            ).hasPrefix("group.com.example.app.")
+        )
+        for path in [
+            "/Users/ada/Library/Application Support/com.example.cli",
+            "/Users/ada/Library/Group Containers",
+            "/Users/ada/Library/Group Containers/",
+            "/private/var/mobile/Containers/Shared/AppGroup/3F2504E0-4F89-11D3-9A0C-0305E82C3301/Session",
+            "/home/ada/.local/share/Group Containers/x",
+            "/srv/Group Containers/ABCDE12345.com.example.shared",
+        ] {
+            #expect(FileCoordination.appGroupIdentifier(inContainerPath: path) == nil, "\(path)")
+            #expect(
+                FileCoordination.defaultNotificationName(directoryPath: path, baseName: "session.json")
+                    .hasPrefix("authsessionkit.changed."),
+                "\(path)"
+            )
+        }
+    }
+
     @Test("LocalChangeNotifier: every observation hears a post, on its own queue; a cancelled one no more")
     func localNotifier() async throws {
         let notifier = LocalChangeNotifier()

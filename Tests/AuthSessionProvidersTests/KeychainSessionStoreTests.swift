@@ -289,6 +289,64 @@ struct KeychainSessionStoreTests {
         #expect(keychain.item(at: mainAddress) == nil)
     }
 
+    /// What happens between a store's "not found" and its probe.
+    enum BetweenReadAndProbe: String, CaseIterable, Sendable {
+        /// The item was there, hidden before the first unlock; the person unlocks the device.
+        case deviceUnlocks
+        /// The device was unlocked and there was no item; another process (an extension) writes one.
+        case anotherProcessWrites
+    }
+
+    @Test(
+        "after a probe that says 'unlocked', the load reads again before trusting 'not found'",
+        arguments: BetweenReadAndProbe.allCases
+    )
+    func readAgainAfterProbe(between: BetweenReadAndProbe) throws {
+        let keychain = FakeKeychain()
+        let store = makeStore(keychain)
+        let probeAccount = store.probeAccount
+        switch between {
+        case .deviceUnlocks:
+            try store.save(sampleSession(counter: 4))
+            keychain.deviceState = .beforeFirstUnlock
+        case .anotherProcessWrites:
+            break
+        }
+        let stored = SessionFormat.encode(sampleSession(counter: 4))
+        keychain.beforeCall.withLock {
+            $0 = { [keychain] operation, address in
+                guard operation == .add, address.account == probeAccount else { return }
+                switch between {
+                case .deviceUnlocks:
+                    keychain.deviceState = .unlocked
+                case .anotherProcessWrites:
+                    if keychain.item(at: mainAddress) == nil {
+                        keychain.plant(stored, at: mainAddress, stamp: Data([1]), protection: afterFirstUnlock)
+                    }
+                }
+            }
+        }
+        #expect(try store.load() == sampleSession(counter: 4), "the session is there: never 'signed out'")
+        #expect(destructiveCalls(keychain).isEmpty)
+    }
+
+    @Test("a removal whose delete found nothing while locked, the device unlocking before the probe: deleted again")
+    func removeAgainAfterProbe() throws {
+        let keychain = FakeKeychain()
+        let store = makeStore(keychain)
+        let probeAccount = store.probeAccount
+        try store.save(sampleSession())
+        keychain.deviceState = .beforeFirstUnlock
+        keychain.beforeCall.withLock {
+            $0 = { [keychain] operation, address in
+                if operation == .add, address.account == probeAccount { keychain.deviceState = .unlocked }
+            }
+        }
+        try store.remove()
+        #expect(keychain.item(at: mainAddress) == nil, "a sign-out is not left undone by the item it could not see")
+        #expect(keychain.items.isEmpty, "and no probe is left")
+    }
+
     @Test("the manager at a launch before the first unlock: loading, nothing deleted; the unlock signs in")
     func managerLaunchBeforeFirstUnlock() async throws {
         let fixture = try await StoredSessionFixture()
@@ -781,6 +839,121 @@ struct KeychainSessionStoreTests {
         } catch {
             Issue.record("\(status) became \(error)", sourceLocation: sourceLocation)
         }
+    }
+
+    // MARK: - A new protection for an existing item
+
+    @Test(
+        "a protection SecItemUpdate refuses (errSecParam): the item is deleted and added again, inside exclusive access",
+        arguments: [false, true]
+    )
+    func protectionRefusedByUpdate(savesInsideExclusiveAccess: Bool) throws {
+        let keychain = FakeKeychain()
+        keychain.protectionUpdate = .refusedWithParam
+        // An earlier version of the app wrote the item readable only while unlocked.
+        try makeStore(keychain, accessibility: .whenUnlockedThisDeviceOnly).save(sampleSession(counter: 1))
+        let store = makeStore(keychain)
+        // Which calls on the item ran while this store's exclusive access was held.
+        let held = ConcurrencySafeContainer<[(FakeKeychain.Operation, Bool)]>([])
+        keychain.beforeCall.withLock {
+            $0 = { operation, address in
+                guard address.account == "session", operation == .delete || operation == .add else { return }
+                let isHeld = (try? store.withExclusiveAccessIfAvailable { true }) == nil
+                held.withLock { $0.append((operation, isHeld)) }
+            }
+        }
+        if savesInsideExclusiveAccess {
+            try store.withExclusiveAccess { try store.save(sampleSession(counter: 2)) }
+        } else {
+            try store.save(sampleSession(counter: 2))
+        }
+        keychain.beforeCall.withLock { $0 = nil }
+
+        #expect(keychain.item(at: mainAddress)?.protection == afterFirstUnlock, "the store's protection now")
+        #expect(try store.load() == sampleSession(counter: 2))
+        let replacement = held.withLock { $0 }.drop { $0.0 != .delete }
+        #expect(replacement.map(\.0) == [.delete, .add], "a delete, then an add")
+        #expect(replacement.allSatisfy { $0.1 }, "both inside exclusive access")
+        #expect(keychain.items.count == 1, "nothing left beside the item")
+    }
+
+    @Test("an update that keeps the old protection: the next save after a load that reports it replaces the item")
+    func protectionIgnoredByUpdate() throws {
+        let keychain = FakeKeychain()
+        keychain.protectionUpdate = .ignored
+        try makeStore(keychain, accessibility: .whenUnlockedThisDeviceOnly).save(sampleSession(counter: 1))
+        let store = makeStore(keychain)
+        try store.save(sampleSession(counter: 2))
+        #expect(
+            keychain.item(at: mainAddress)?.protection.accessibility == .whenUnlockedThisDeviceOnly,
+            "this keychain's update wrote the data and kept the protection"
+        )
+        #expect(try store.load() == sampleSession(counter: 2), "the load reports the protection it has")
+        try store.save(sampleSession(counter: 3))
+        #expect(keychain.item(at: mainAddress)?.protection == afterFirstUnlock)
+        #expect(try store.load() == sampleSession(counter: 3))
+        #expect(keychain.items.count == 1)
+    }
+
+    @Test("a replacement that cannot add the new protection now (a locked device) leaves the stored item as it was")
+    func replacementRefusedWhileLocked() throws {
+        let keychain = FakeKeychain()
+        keychain.protectionUpdate = .refusedWithParam
+        keychain.checksUniquenessFirst = true
+        try makeStore(keychain).save(sampleSession(counter: 1))
+        let stored = keychain.item(at: mainAddress)
+        // A new version that wants the item readable only while unlocked, saving while locked.
+        let store = makeStore(keychain, accessibility: .whenUnlockedThisDeviceOnly)
+        #expect(try store.load() == sampleSession(counter: 1))
+        keychain.deviceState = .locked
+        expectUnavailable("a replacement while locked succeeded") { try store.save(sampleSession(counter: 2)) }
+        #expect(
+            keychain.item(at: mainAddress) == stored,
+            "the session is never deleted before its replacement can be added"
+        )
+        #expect(keychain.items.count == 1)
+        keychain.deviceState = .unlocked
+        try store.save(sampleSession(counter: 2))
+        #expect(keychain.item(at: mainAddress)?.protection.accessibility == .whenUnlockedThisDeviceOnly)
+        #expect(try store.load() == sampleSession(counter: 2))
+    }
+
+    @Test("what a read reports of an item's protection differs from a store's only where it is known to")
+    func protectionReport() {
+        let plain = KeychainItemProtection(accessibility: .afterFirstUnlockThisDeviceOnly, accessControl: nil)
+        let controlled = KeychainItemProtection(
+            accessibility: .afterFirstUnlockThisDeviceOnly,
+            accessControl: .userPresence
+        )
+        #expect(!KeychainProtectionReport(plain).differs(from: plain))
+        #expect(KeychainProtectionReport(plain).differs(from: controlled), "an access control to add")
+        #expect(KeychainProtectionReport(controlled).differs(from: plain), "an access control to remove")
+        #expect(
+            !KeychainProtectionReport(controlled).differs(
+                from: KeychainItemProtection(
+                    accessibility: .afterFirstUnlockThisDeviceOnly,
+                    accessControl: .biometryCurrentSet
+                )
+            ),
+            "an access control's flags cannot be read back: not known to differ"
+        )
+        #expect(
+            KeychainProtectionReport(KeychainItemProtection(accessibility: .whenUnlocked, accessControl: nil))
+                .differs(from: plain)
+        )
+        #expect(
+            !KeychainProtectionReport(accessibility: nil, hasAccessControl: false).differs(from: plain),
+            "an accessibility the keychain did not name is not known to differ"
+        )
+        #expect(
+            KeychainProtectionReport(accessibility: .other, hasAccessControl: nil).differs(from: plain),
+            "one the store does not write differs"
+        )
+        #expect(
+            !KeychainProtectionReport(accessibility: .known(.afterFirstUnlockThisDeviceOnly), hasAccessControl: nil)
+                .differs(from: controlled),
+            "whether it has an access control unknown (what Apple's keychain reports): only the accessibility counts"
+        )
     }
 
     // MARK: - Access control

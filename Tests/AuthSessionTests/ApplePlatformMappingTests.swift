@@ -146,6 +146,80 @@ struct LocalAuthenticationPlanTests {
         }
     }
 
+    @Test(
+        "biometrics, then the passcode: a failed biometric attempt that locked biometry (-1, not -8) leads to the passcode"
+    )
+    func attemptThatLocksFailsAsAuthenticationFailed() {
+        // Apple does not promise that the attempt which locks biometry ends with biometryLockout:
+        // it may end with authenticationFailed, and only the next canEvaluatePolicy says locked.
+        #expect(
+            LocalAuthenticationPlan.stepAfterFailure(
+                code: -1,
+                evaluatedPolicy: 1,
+                policy: .biometricsThenPasscodeAfterLockout,
+                fallbackButtonTitle: nil,
+                canEvaluate: Self.canEvaluate([1: -8])
+            ) == .evaluate(policy: 2, fallbackTitle: nil),
+            "biometry is locked out now: the passcode prompt follows"
+        )
+        #expect(
+            LocalAuthenticationPlan.stepAfterFailure(
+                code: -1,
+                evaluatedPolicy: 1,
+                policy: .biometricsThenPasscodeAfterLockout,
+                fallbackButtonTitle: nil,
+                canEvaluate: Self.canEvaluate([1: -8, 2: -5])
+            ) == .fail(.passcodeNotSet),
+            "locked, and no passcode to offer"
+        )
+        for code in [-2, -3, -4] {
+            #expect(
+                LocalAuthenticationPlan.stepAfterFailure(
+                    code: code,
+                    evaluatedPolicy: 1,
+                    policy: .biometricsThenPasscodeAfterLockout,
+                    fallbackButtonTitle: nil,
+                    canEvaluate: Self.canEvaluate([1: -8])
+                ) == .fail(BiometricAuthenticationError(localAuthenticationCode: code)),
+                "a cancellation or the fallback button is the person's (or the system's) choice, not a failed attempt"
+            )
+        }
+        for policy in [LocalAuthenticationPolicy.biometricsOnly, .biometricsOrDevicePasscode] {
+            #expect(
+                LocalAuthenticationPlan.stepAfterFailure(
+                    code: -1,
+                    evaluatedPolicy: policy == .biometricsOnly ? 1 : 2,
+                    policy: policy,
+                    fallbackButtonTitle: nil,
+                    canEvaluate: Self.canEvaluate([1: -8])
+                ) == .fail(.failed),
+                "\(policy): no passcode step"
+            )
+        }
+    }
+
+    @Test("run: a biometric attempt fails with -1 and locks biometry; the passcode prompt follows and succeeds")
+    func runLockedByFailedAttempt() async {
+        let refusals = ConcurrencySafeContainer<[Int: Int]>([:])
+        let script = ScriptedEvaluations([-1, nil])
+        do throws(BiometricAuthenticationError) {
+            try await LocalAuthenticationPlan.run(
+                policy: .biometricsThenPasscodeAfterLockout,
+                fallbackButtonTitle: nil,
+                canEvaluate: { policy in refusals.withLock { $0[policy] } },
+                evaluate: { evaluatedPolicy, _ in
+                    let answer = script.next(evaluatedPolicy)
+                    // The attempt that fails locks biometry: canEvaluatePolicy says so from now on.
+                    if evaluatedPolicy == 1 { refusals.withLock { $0[1] = -8 } }
+                    return answer
+                }
+            )
+        } catch {
+            Issue.record("the passcode step should have followed, got \(error)")
+        }
+        #expect(script.evaluated == [1, 2])
+    }
+
     @Test("biometrics or the passcode: the device-owner policy, the system's fallback title unless one is given")
     func biometricsOrPasscode() {
         #expect(
@@ -268,11 +342,70 @@ struct ApplicationLifecycleTests {
                     hasUIKit: item.uiKit,
                     hasAppKit: item.appKit,
                     bundleExtension: item.extension,
-                    bundlePackageType: item.packageType
+                    bundlePackageType: item.packageType,
+                    isBundleExecutable: true
                 ) == item.expected,
                 "\(item)"
             )
         }
+    }
+
+    @Test("a helper tool inside an app bundle is not the app: no lifecycle, whatever its main bundle says")
+    func helperToolInsideAnApp() {
+        // Foo.app/Contents/MacOS/helper or Foo.app/Contents/Helpers/tool: Bundle.main is Foo.app
+        // (APPL), but no NSApplication runs in the helper, and none ever will post an activation.
+        for (uiKit, appKit) in [(false, true), (true, false), (true, true)] {
+            #expect(
+                ApplicationLifecycle.decide(
+                    hasUIKit: uiKit,
+                    hasAppKit: appKit,
+                    bundleExtension: "app",
+                    bundlePackageType: "APPL",
+                    isBundleExecutable: false
+                ) == .none,
+                "UIKit \(uiKit), AppKit \(appKit)"
+            )
+        }
+    }
+
+    @Test("this process runs its bundle's executable: the same file, reached through a link or a longer path, or not")
+    func bundleExecutableComparison() throws {
+        let folder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("lifecycle-\(UUID().uuidString)", isDirectory: true)
+        let macOS = folder.appendingPathComponent("Foo.app/Contents/MacOS", isDirectory: true)
+        try FileManager.default.createDirectory(at: macOS, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let app = macOS.appendingPathComponent("Foo")
+        let helper = macOS.appendingPathComponent("helper")
+        try Data("app".utf8).write(to: app)
+        try Data("helper".utf8).write(to: helper)
+        let link = folder.appendingPathComponent("foo-link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: app)
+
+        #expect(ApplicationLifecycle.isBundleExecutable(bundleExecutable: app, processExecutable: app))
+        #expect(
+            ApplicationLifecycle.isBundleExecutable(bundleExecutable: app, processExecutable: link),
+            "launched through a symbolic link"
+        )
+        #expect(
+            ApplicationLifecycle.isBundleExecutable(
+                bundleExecutable: app,
+                processExecutable: URL(fileURLWithPath: macOS.path + "/../MacOS/./Foo")
+            ),
+            "a path with . and .. components"
+        )
+        #expect(
+            !ApplicationLifecycle.isBundleExecutable(bundleExecutable: app, processExecutable: helper),
+            "a helper tool beside the app's executable"
+        )
+        #expect(
+            ApplicationLifecycle.isBundleExecutable(bundleExecutable: nil, processExecutable: helper),
+            "no bundle executable (a command-line tool's folder): nothing to tell, as before"
+        )
+        #expect(
+            ApplicationLifecycle.isBundleExecutable(bundleExecutable: app, processExecutable: nil),
+            "this process's path unknown: taken for the bundle's, as before"
+        )
     }
 
     @Test("each lifecycle's notification, and whether it posts the launch's activation")

@@ -15,7 +15,9 @@ public enum LocalAuthenticationPolicy: String, Hashable, Sendable, CaseIterable 
 
     /// Biometrics, and the device passcode only once biometry is locked out: the prompt that
     /// finds biometry locked (or locks it) is followed by the passcode prompt, and entering the
-    /// passcode unlocks biometry again.
+    /// passcode unlocks biometry again. A biometric attempt that fails (`authenticationFailed`) is
+    /// followed by a new `canEvaluatePolicy`, since Apple does not promise that the attempt which
+    /// locks biometry reports `biometryLockout`: locked out now, the passcode prompt follows.
     case biometricsThenPasscodeAfterLockout
 
     /// Biometrics or the device passcode (`.deviceOwnerAuthentication`): the system offers the
@@ -34,6 +36,8 @@ enum LocalAuthenticationPlan {
     static let deviceOwnerPolicy = 2
     /// `LAError.Code.biometryLockout.rawValue`.
     static let biometryLockoutCode = -8
+    /// `LAError.Code.authenticationFailed.rawValue`.
+    static let authenticationFailedCode = -1
 
     /// A step of the plan.
     enum Step: Hashable, Sendable {
@@ -115,7 +119,10 @@ enum LocalAuthenticationPlan {
         }
     }
 
-    /// The step after an evaluation of `evaluatedPolicy` failed with the `LAError` code `code`.
+    /// The step after an evaluation of `evaluatedPolicy` failed with the `LAError` code `code`:
+    /// under ``LocalAuthenticationPolicy/biometricsThenPasscodeAfterLockout``, the passcode after a
+    /// biometric attempt that ended with `biometryLockout`, or with `authenticationFailed` when
+    /// `canEvaluate` now says biometry is locked out; otherwise the error.
     static func stepAfterFailure(
         code: Int,
         evaluatedPolicy: Int,
@@ -123,11 +130,18 @@ enum LocalAuthenticationPlan {
         fallbackButtonTitle: String?,
         canEvaluate: (Int) -> Int?
     ) -> Step {
-        if policy == .biometricsThenPasscodeAfterLockout, evaluatedPolicy == biometricsPolicy,
-            code == biometryLockoutCode
-        {
-            // This prompt locked biometry: the passcode unlocks it, in the prompt that follows.
-            return passcodeStep(fallbackButtonTitle: fallbackButtonTitle, canEvaluate: canEvaluate)
+        if policy == .biometricsThenPasscodeAfterLockout, evaluatedPolicy == biometricsPolicy {
+            if code == biometryLockoutCode {
+                // This prompt locked biometry: the passcode unlocks it, in the prompt that follows.
+                return passcodeStep(fallbackButtonTitle: fallbackButtonTitle, canEvaluate: canEvaluate)
+            }
+            // Apple does not say which error the attempt that locks biometry ends with: it may be
+            // `authenticationFailed`, the lockout showing only in the next `canEvaluatePolicy`. So
+            // after a failed attempt (not a cancellation or the fallback button, which are choices)
+            // ask again, and a lockout leads to the passcode as above.
+            if code == authenticationFailedCode, canEvaluate(biometricsPolicy) == biometryLockoutCode {
+                return passcodeStep(fallbackButtonTitle: fallbackButtonTitle, canEvaluate: canEvaluate)
+            }
         }
         return .fail(BiometricAuthenticationError(localAuthenticationCode: code))
     }

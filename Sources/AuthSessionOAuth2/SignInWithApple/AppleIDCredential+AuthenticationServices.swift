@@ -10,6 +10,10 @@ extension AppleIDCredential {
     /// ``init(user:identityTokenData:authorizationCodeData:fullName:email:realUserStatusRawValue:state:)``,
     /// which decodes it (and is what the tests check on every platform).
     ///
+    /// Call it where the credential arrives (`ASAuthorizationControllerDelegate`, on the main
+    /// actor), before any `Task` or `await`: Apple's credential is `Sendable` only from iOS 16.4 and
+    /// macOS 13.3, this value everywhere.
+    ///
     /// - Parameter credential: `ASAuthorization.credential`, as an Apple ID credential.
     public init(_ credential: ASAuthorizationAppleIDCredential) {
         self.init(

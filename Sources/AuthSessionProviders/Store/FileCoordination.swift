@@ -24,6 +24,9 @@ final class FileCoordination: Sendable {
     /// The files whose changes are notices: the session's (or the marker), and the lease's.
     let watchedNames: Set<String>
     let notifier: any SessionChangeNotifier
+    /// What is done to the files written here (the lease, the lock file), and to the session file
+    /// of a file store.
+    let safeguarding: FileSafeguarding
 
     /// The lock file, opened on first exclusive access and kept open; held by the in-process
     /// lock for the whole of each exclusive access.
@@ -36,8 +39,16 @@ final class FileCoordination: Sendable {
     ///   - baseName: The lock file is `<baseName>.lock`, the lease `<baseName>.lease`.
     ///   - sessionFileName: The session file's name if the session is a file there.
     ///   - notificationName: The Darwin notification name, on Apple platforms.
-    init(directoryPath: String, baseName: String, sessionFileName: String?, notificationName: String?) {
+    ///   - safeguarding: What is done to each file written here; the platform's by default.
+    init(
+        directoryPath: String,
+        baseName: String,
+        sessionFileName: String?,
+        notificationName: String?,
+        safeguarding: FileSafeguarding = .platform
+    ) {
         self.directoryPath = directoryPath
+        self.safeguarding = safeguarding
         lockPath = "\(directoryPath)/\(baseName).lock"
         leasePath = "\(directoryPath)/\(baseName).lease"
         let leaseName = "\(baseName).lease"
@@ -45,8 +56,7 @@ final class FileCoordination: Sendable {
         markerPath = markerName.map { "\(directoryPath)/\($0)" }
         watchedNames = Set([leaseName] + [sessionFileName ?? markerName].compactMap { $0 })
         #if canImport(notify)
-        let name =
-            notificationName ?? "authsessionkit.changed.\(RefreshLease.fingerprint(of: "\(directoryPath)/\(baseName)"))"
+        let name = notificationName ?? Self.defaultNotificationName(directoryPath: directoryPath, baseName: baseName)
         notifier = DarwinNotifyChangeNotifier(name: name)
         #elseif os(Linux)
         notifier = InotifyChangeNotifier(directory: directoryPath, names: watchedNames)
@@ -55,6 +65,36 @@ final class FileCoordination: Sendable {
         let names = watchedNames
         notifier = PollingChangeNotifier(interval: 0.5) { FileCoordination.signature(of: folder, names: names) }
         #endif
+    }
+
+    /// The Darwin notification name of the store whose files are `<baseName>…` in
+    /// `directoryPath`, when the caller gives none: one name per store, derived from its path, so
+    /// that every process that opens the same path hears the others.
+    ///
+    /// A sandboxed macOS app may post and hear only the Darwin notifications whose name starts with
+    /// one of its app groups (the App Sandbox ties interprocess names to the group; Apple's
+    /// documentation spells the rule out for Mach and POSIX names and is silent on `notify(3)`, so
+    /// this is the careful reading). In a macOS app group container (`…/Library/Group
+    /// Containers/<group>/…`, what `containerURL(forSecurityApplicationGroupIdentifier:)` gives
+    /// there) the name therefore starts with the group: `<group>.authsessionkit.changed.<hash>`.
+    /// Elsewhere it is `authsessionkit.changed.<hash>`; an iOS group container's path names no
+    /// group (a UUID stands for it), and iOS sets no such rule.
+    static func defaultNotificationName(directoryPath: String, baseName: String) -> String {
+        let name = "authsessionkit.changed.\(RefreshLease.fingerprint(of: "\(directoryPath)/\(baseName)"))"
+        guard let group = appGroupIdentifier(inContainerPath: directoryPath) else { return name }
+        return "\(group).\(name)"
+    }
+
+    /// The app group whose macOS container holds `path`: the component after `Library/Group
+    /// Containers`; `nil` for any other path.
+    static func appGroupIdentifier(inContainerPath path: String) -> String? {
+        let components = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard
+            let index = components.indices.dropFirst().first(where: {
+                components[$0] == "Group Containers" && components[$0 - 1] == "Library"
+            }), index + 1 < components.count
+        else { return nil }
+        return String(components[index + 1])
     }
 
     deinit {
@@ -141,6 +181,8 @@ final class FileCoordination: Sendable {
         }
         do {
             try FileSystem.checkPrivate(info, at: lockPath, isDirectory: false)
+            // Once per process: a lock file an earlier version made keeps the class it was given.
+            try safeguarding.apply(to: lockPath)
         } catch {
             close(descriptor)
             throw error
@@ -192,6 +234,7 @@ final class FileCoordination: Sendable {
         let temporary = "\(leasePath).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let descriptor = try FileSystem.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
         do {
+            try safeguarding.apply(to: temporary)
             let data = (try? JSONEncoder().encode(LeaseDocument(lease: lease))) ?? Data()
             try FileSystem.writeAll(data, to: descriptor, path: temporary)
             close(descriptor)

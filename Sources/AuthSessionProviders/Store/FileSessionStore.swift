@@ -28,10 +28,24 @@ import Musl
 ///   old one and `fsync`s the folder: a process killed at any moment leaves the old session or
 ///   the new one, never a mix and never nothing. On Apple platforms the syncs are `F_FULLFSYNC`,
 ///   since `fsync` there stops at the drive's cache (`fsync` where a file system refuses it).
-/// - **Data protection (iOS)**: the file has the app's default protection class. Before the first
-///   unlock (and while locked, for an app whose default is Complete) `open` answers `EPERM`,
-///   which is ``SessionStoreError/unavailable(reason:)``, never "no session": the manager stays
-///   loading. On macOS and Linux `EPERM` is a lasting denial, an `.io` error.
+/// - **Backups (Apple platforms)**: each file the store writes (the session, the lease, the lock
+///   file) is excluded from backups (`URLResourceValues.isExcludedFromBackup`): iCloud and Finder
+///   backups of an iPhone, Time Machine on a Mac. A backup restored onto another device would
+///   otherwise present the same rotating refresh token from two devices, and a server that detects
+///   reuse ends the session on both. Apple says the attribute can be reset by "some common file
+///   operations" without naming them; a save replaces the file by a rename, so each new file gets
+///   it before it takes the session file's name (the attribute stays with the file, not the
+///   name). A restored device signs in again.
+/// - **Data protection (iOS)**: each file the store writes gets the class "complete until first
+///   user authentication" (`FileProtectionType.completeUntilFirstUserAuthentication`, set with
+///   `FileManager.setAttributes` on the new file before its tokens are written), whatever the
+///   app's default: readable by a background refresh or an extension on a locked device once the
+///   user unlocked it after the restart. Before the first unlock `open` answers `EPERM`, which is
+///   ``SessionStoreError/unavailable(reason:)``, never "no session": the manager stays loading.
+///   A file an earlier version wrote keeps its class until the next save replaces it. On macOS
+///   and Linux `EPERM` is a lasting denial, an `.io` error. A class or an exclusion that cannot be
+///   set fails the save, the stored session unchanged (a volume that keeps no backup attribute,
+///   `ENOTSUP`, is no failure).
 /// - **App extensions**: an app and its extensions share one store in their app group's
 ///   container (`FileManager.containerURL(forSecurityApplicationGroupIdentifier:)`), which every
 ///   target lists under App Groups; each process's own folders are not visible to the others.
@@ -79,13 +93,32 @@ public final class FileSessionStore: SessionStore {
     ///   - fileName: The file's name.
     ///   - synchronizesWrites: Whether writes are made durable with `fsync`; keep the default.
     ///   - changeNotificationName: On Apple platforms, the Darwin notification name the processes
-    ///     sharing the file post and hear; `nil` derives one from the file's path. In a sandboxed
-    ///     macOS app, start it with the app group's identifier. Ignored elsewhere.
-    public init(
+    ///     sharing the file post and hear; `nil` derives one from the file's path, which starts
+    ///     with the app group's identifier for a folder in a macOS app group container, as a
+    ///     sandboxed app's must. Elsewhere in a sandboxed macOS app, start it with the app group's
+    ///     identifier. Ignored on other platforms.
+    public convenience init(
         directory: URL,
         fileName: String = "session.json",
         synchronizesWrites: Bool = true,
         changeNotificationName: String? = nil
+    ) {
+        self.init(
+            directory: directory,
+            fileName: fileName,
+            synchronizesWrites: synchronizesWrites,
+            changeNotificationName: changeNotificationName,
+            safeguarding: .platform
+        )
+    }
+
+    /// Creates a store whose files get `safeguarding` (a recorder, in the tests).
+    init(
+        directory: URL,
+        fileName: String = "session.json",
+        synchronizesWrites: Bool = true,
+        changeNotificationName: String? = nil,
+        safeguarding: FileSafeguarding
     ) {
         self.synchronizesWrites = synchronizesWrites
         if let folder = Self.plainPath(of: directory), Self.isPlainComponent(fileName) {
@@ -108,7 +141,8 @@ public final class FileSessionStore: SessionStore {
             directoryPath: directoryPath,
             baseName: fileComponent,
             sessionFileName: fileComponent,
-            notificationName: changeNotificationName
+            notificationName: changeNotificationName,
+            safeguarding: safeguarding
         )
     }
 
@@ -190,6 +224,9 @@ public final class FileSessionStore: SessionStore {
         let temporary = temporaryPath()
         let descriptor = try FileSystem.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
         do {
+            // Before a token is written, and on each new file: a rename replaces the session file,
+            // and what was set on the old one with it.
+            try coordination.safeguarding.apply(to: temporary)
             try FileSystem.writeAll(SessionFormat.encode(session), to: descriptor, path: temporary)
             if synchronizesWrites {
                 try FileSystem.synchronize(descriptor, path: temporary)

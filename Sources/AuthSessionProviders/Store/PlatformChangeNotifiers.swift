@@ -264,7 +264,11 @@ private final class InotifyHub: Sendable {
 /// its extensions included.
 ///
 /// The name must be one every process sharing the store uses; for an app group, start it with
-/// the group's identifier (sandboxed macOS apps may post only such names).
+/// the group's identifier (sandboxed macOS apps may post only such names). The stores derive such
+/// a name themselves for a folder in a macOS app group container.
+///
+/// Cancelling an observation closes it before `notify_cancel`, which does not wait for a handler
+/// already dispatched: no handler starts after the cancellation returns.
 public final class DarwinNotifyChangeNotifier: SessionChangeNotifier {
 
     /// The notification's name.
@@ -291,11 +295,17 @@ public final class DarwinNotifyChangeNotifier: SessionChangeNotifier {
     ///   through its lease alone).
     public func observe(_ handler: @escaping @Sendable () -> Void) -> SessionChangeObservation {
         var token: Int32 = 0
-        let status = notify_register_dispatch(name, &token, queue) { _ in handler() }
+        // notify_cancel does not wait for a handler the center already dispatched to the queue:
+        // the gate, closed before the cancel, keeps such a handler from running afterwards.
+        let gate = ObservationGate()
+        let status = notify_register_dispatch(name, &token, queue) { _ in gate.deliver(handler) }
         // NOTIFY_STATUS_OK is 0 (a C macro, imported as Int32; the status is a UInt32).
         guard status == 0 else { return SessionChangeObservation {} }
         let registered = token
-        return SessionChangeObservation { _ = notify_cancel(registered) }
+        return SessionChangeObservation {
+            gate.close()
+            _ = notify_cancel(registered)
+        }
     }
 }
 #endif

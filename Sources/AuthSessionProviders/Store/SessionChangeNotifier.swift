@@ -58,6 +58,25 @@ public final class SessionChangeObservation: Sendable {
     }
 }
 
+/// Whether an observation's handler may still run: closed when the observation is cancelled, and
+/// asked by each delivery. A cancellation that does not wait for a handler already dispatched
+/// (`notify_cancel`) then keeps the promise of ``SessionChangeObservation/cancel()``: no handler
+/// runs after it returns, except one already running.
+final class ObservationGate: Sendable {
+
+    private let isOpen = ConcurrencySafeContainer(true)
+
+    /// Runs `handler` if the gate is still open.
+    func deliver(_ handler: () -> Void) {
+        if isOpen.withLock({ $0 }) { handler() }
+    }
+
+    /// No delivery that starts after this runs its handler.
+    func close() {
+        isOpen.withLock { $0 = false }
+    }
+}
+
 /// A ``SessionChangeNotifier`` within one process: ``post()`` reaches every observation of this
 /// instance, each on a serial queue of its own. For in-memory stores and tests.
 public final class LocalChangeNotifier: SessionChangeNotifier {

@@ -34,6 +34,18 @@ final class FakeKeychain: KeychainItems {
         case unlocked
     }
 
+    /// What an update that changes an item's protection does. Apple documents which attributes
+    /// `SecItemUpdate` may change, not that it re-protects an item with another class or access
+    /// control; apps report both of the refusals below.
+    enum ProtectionUpdate: Sendable {
+        /// The item gets the new protection.
+        case applies
+        /// The update answers `errSecParam` and changes nothing.
+        case refusedWithParam
+        /// The update writes the data and keeps the old protection.
+        case ignored
+    }
+
     /// One call, as the keychain saw it.
     enum Operation: String, Sendable {
         case read, add, update, move, delete
@@ -50,6 +62,7 @@ final class FakeKeychain: KeychainItems {
         var unreadableAnswer: KeychainStatus = .itemNotFound
         var hasEntitlement = true
         var checksUniquenessFirst = false
+        var protectionUpdate: ProtectionUpdate = .applies
         var isAuthenticated = false
         var authenticationOutcome: Result<Void, BiometricAuthenticationError> = .success(())
         var authenticationCount = 0
@@ -96,6 +109,12 @@ final class FakeKeychain: KeychainItems {
         set { state.withLock { $0.checksUniquenessFirst = newValue } }
     }
 
+    /// What an update that changes an item's protection does.
+    var protectionUpdate: ProtectionUpdate {
+        get { state.withLock { $0.protectionUpdate } }
+        set { state.withLock { $0.protectionUpdate = newValue } }
+    }
+
     /// How the next authentication ends.
     var authenticationOutcome: Result<Void, BiometricAuthenticationError> {
         get { state.withLock { $0.authenticationOutcome } }
@@ -126,7 +145,7 @@ final class FakeKeychain: KeychainItems {
 
     // MARK: - KeychainItems
 
-    func read(_ address: KeychainItemAddress) -> Result<KeychainItemContents, KeychainStatus> {
+    func read(_ address: KeychainItemAddress) -> Result<KeychainItemRead, KeychainStatus> {
         call(.read, address) { state in
             if !state.hasEntitlement { return .failure(.itemNotFound) }
             guard let item = state.items[address] else { return .failure(.itemNotFound) }
@@ -136,7 +155,9 @@ final class FakeKeychain: KeychainItems {
             if item.protection.accessControl != nil, !state.isAuthenticated {
                 return .failure(.interactionNotAllowed)
             }
-            return .success(item.contents)
+            return .success(
+                KeychainItemRead(contents: item.contents, protection: KeychainProtectionReport(item.protection))
+            )
         }
     }
 
@@ -166,6 +187,17 @@ final class FakeKeychain: KeychainItems {
             // Like a read, an update cannot match an item it cannot see.
             guard Self.isReadable(item.protection, in: state.deviceState) else { return state.unreadableAnswer }
             guard Self.isReadable(protection, in: state.deviceState) else { return .interactionNotAllowed }
+            if protection != item.protection {
+                switch state.protectionUpdate {
+                case .applies:
+                    break
+                case .refusedWithParam:
+                    return .param
+                case .ignored:
+                    state.items[address] = Item(contents: contents, protection: item.protection)
+                    return .success
+                }
+            }
             state.items[address] = Item(contents: contents, protection: protection)
             return .success
         }
@@ -224,7 +256,7 @@ final class FakeKeychain: KeychainItems {
                 let status = faults.removeFirst()
                 state.faults[operation] = faults
                 if let fault = status as? Answer { return fault }
-                if let fault = Result<KeychainItemContents, KeychainStatus>.failure(status) as? Answer { return fault }
+                if let fault = Result<KeychainItemRead, KeychainStatus>.failure(status) as? Answer { return fault }
             }
             return body(&state)
         }

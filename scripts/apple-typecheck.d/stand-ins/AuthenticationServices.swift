@@ -8,8 +8,8 @@ import Foundation
 // MARK: ASAuthorizationAppleIDProvider
 // https://developer.apple.com/documentation/authenticationservices/asauthorizationappleidprovider:
 // `class ASAuthorizationAppleIDProvider`, an NSObject, not main-actor isolated. Its conformances
-// list Sendable: the SDK's Swift overlay declares `@unchecked Sendable` from iOS 16.4, macOS 13.3,
-// tvOS 16.4, watchOS 9.4 (the extension below; see "Sendable from iOS 16.4" further down).
+// list Sendable, which the SDK's Swift overlay declares from iOS 16.4, macOS 13.3, tvOS 16.4,
+// watchOS 9.4 only (see "Not Sendable at the deployment targets" further down).
 
 open class ASAuthorizationAppleIDProvider: NSObject {
 
@@ -44,27 +44,25 @@ open class ASAuthorizationAppleIDProvider: NSObject {
     }
 }
 
-// MARK: Sendable from iOS 16.4
+// MARK: Not Sendable at the deployment targets
 // The Objective-C headers of the classes below mark none of them Sendable; the SDK's Swift overlay
-// does, as in AuthenticationServices.swiftinterface of the iOS 18.0 SDK:
+// does from iOS 16.4, as in AuthenticationServices.swiftinterface of the iOS 18.0 SDK:
 //     @available(iOS 16.4, macOS 13.3, tvOS 16.4, watchOS 9.4, *)
 //     extension AuthenticationServices.ASAuthorizationAppleIDCredential : @unchecked Swift.Sendable {}
 // (and the same for ASAuthorization, ASAuthorizationAppleIDProvider, ASAuthorizationRequest,
 // ASAuthorizationOpenIDRequest and ASAuthorizationAppleIDRequest); each class's page lists Sendable
-// among its conformances. The extensions here are those declarations, availability included. On
-// Linux the compiler ignores iOS and macOS availability, so here the conformances hold
-// unconditionally. Below iOS 16.4 and macOS 13.3 (this package's deployment targets are iOS 14 and
-// macOS 10.15) they do not: Apple's compiler diagnoses code that relies on one outside an
-// `if #available(iOS 16.4, macOS 13.3, *)` ("conformance of '…' to 'Sendable' is only available in
-// iOS 16.4 or newer"), and this check cannot see it.
-
-@available(iOS 16.4, macOS 13.3, tvOS 16.4, watchOS 9.4, *)
-extension ASAuthorizationAppleIDProvider: @unchecked Sendable {}
+// among its conformances. This package's deployment targets are iOS 14 and macOS 10.15, where
+// none of them is Sendable, and Apple's compiler refuses to send one across isolation there
+// ("conformance of '…' to 'Sendable' is only available in iOS 16.4 or newer"). On Linux the
+// compiler ignores iOS and macOS availability: declared here, the conformances would hold
+// everywhere, and such code would pass. So the stand-ins declare the classes as the deployment
+// targets see them, without the conformances: code that sends a credential across isolation
+// fails this check (scripts/apple-typecheck --planted-mistakes plants one), as it fails on iOS 14.
 
 // MARK: ASAuthorization
 // https://developer.apple.com/documentation/authenticationservices/asauthorization:
 // `class ASAuthorization`, an NSObject (iOS 13, macOS 10.15), not main-actor isolated, Sendable
-// from iOS 16.4 (above). The header marks `init` and `new` NS_UNAVAILABLE: only the controller
+// from iOS 16.4 only (above). The header marks `init` and `new` NS_UNAVAILABLE: only the controller
 // makes one.
 
 open class ASAuthorization: NSObject {
@@ -77,8 +75,6 @@ open class ASAuthorization: NSObject {
     open var credential: any ASAuthorizationCredential { fatalError("stand-in") }
 }
 
-@available(iOS 16.4, macOS 13.3, tvOS 16.4, watchOS 9.4, *)
-extension ASAuthorization: @unchecked Sendable {}
 
 extension ASAuthorization {
 
@@ -118,8 +114,8 @@ public protocol ASAuthorizationCredential: NSCopying, NSSecureCoding, NSObjectPr
 // MARK: ASAuthorizationAppleIDCredential
 // https://developer.apple.com/documentation/authenticationservices/asauthorizationappleidcredential:
 // `class ASAuthorizationAppleIDCredential`, an NSObject conforming to ASAuthorizationCredential
-// (iOS 13, macOS 10.15), not main-actor isolated, Sendable from iOS 16.4 (the extension after it;
-// see "Sendable from iOS 16.4"). Its properties are read-only; the header marks `init` and `new`
+// (iOS 13, macOS 10.15), not main-actor isolated, Sendable from iOS 16.4 only (see "Not Sendable
+// at the deployment targets"). Its properties are read-only; the header marks `init` and `new`
 // NS_UNAVAILABLE, so only the system makes one (or `init?(coder:)` decodes one).
 
 open class ASAuthorizationAppleIDCredential: NSObject, ASAuthorizationCredential {
@@ -167,8 +163,6 @@ open class ASAuthorizationAppleIDCredential: NSObject, ASAuthorizationCredential
     open var userAgeRange: ASUserAgeRange { fatalError("stand-in") }
 }
 
-@available(iOS 16.4, macOS 13.3, tvOS 16.4, watchOS 9.4, *)
-extension ASAuthorizationAppleIDCredential: @unchecked Sendable {}
 
 // https://developer.apple.com/documentation/authenticationservices/asuserdetectionstatus:
 // `enum ASUserDetectionStatus`, the header's `typedef NS_ENUM(NSInteger, ASUserDetectionStatus)
@@ -201,7 +195,7 @@ public enum ASUserAgeRange: Int, Sendable {
 // MARK: ASAuthorizationRequest, ASAuthorizationOpenIDRequest, ASAuthorizationAppleIDRequest
 // https://developer.apple.com/documentation/authenticationservices/asauthorizationrequest:
 // `class ASAuthorizationRequest`, an NSObject, NSCopying, NSSecureCoding (iOS 13, macOS 10.15),
-// not main-actor isolated, Sendable from iOS 16.4; `init` and `new` are NS_UNAVAILABLE, so a
+// not main-actor isolated, Sendable from iOS 16.4 only; `init` and `new` are NS_UNAVAILABLE, so a
 // request comes from its provider (`createRequest()`).
 
 open class ASAuthorizationRequest: NSObject, NSCopying, NSSecureCoding {
@@ -215,11 +209,9 @@ open class ASAuthorizationRequest: NSObject, NSCopying, NSSecureCoding {
     open func copy(with zone: NSZone? = nil) -> Any { fatalError("stand-in") }
 }
 
-@available(iOS 16.4, macOS 13.3, tvOS 16.4, watchOS 9.4, *)
-extension ASAuthorizationRequest: @unchecked Sendable {}
 
 // https://developer.apple.com/documentation/authenticationservices/asauthorizationopenidrequest:
-// `class ASAuthorizationOpenIDRequest`, an ASAuthorizationRequest, Sendable from iOS 16.4. Its
+// `class ASAuthorizationOpenIDRequest`, an ASAuthorizationRequest, Sendable from iOS 16.4 only. Its
 // `requestedOperation: ASAuthorization.OpenIDOperation` is not declared here.
 
 open class ASAuthorizationOpenIDRequest: ASAuthorizationRequest {
@@ -249,11 +241,9 @@ open class ASAuthorizationOpenIDRequest: ASAuthorizationRequest {
     }
 }
 
-@available(iOS 16.4, macOS 13.3, tvOS 16.4, watchOS 9.4, *)
-extension ASAuthorizationOpenIDRequest: @unchecked Sendable {}
 
 // https://developer.apple.com/documentation/authenticationservices/asauthorizationappleidrequest:
-// `class ASAuthorizationAppleIDRequest`, an ASAuthorizationOpenIDRequest, Sendable from iOS 16.4.
+// `class ASAuthorizationAppleIDRequest`, an ASAuthorizationOpenIDRequest, Sendable from iOS 16.4 only.
 
 open class ASAuthorizationAppleIDRequest: ASAuthorizationOpenIDRequest {
 
@@ -270,8 +260,6 @@ open class ASAuthorizationAppleIDRequest: ASAuthorizationOpenIDRequest {
     }
 }
 
-@available(iOS 16.4, macOS 13.3, tvOS 16.4, watchOS 9.4, *)
-extension ASAuthorizationAppleIDRequest: @unchecked Sendable {}
 
 // MARK: ASAuthorizationError
 // https://developer.apple.com/documentation/authenticationservices/asauthorizationerrordomain

@@ -65,3 +65,14 @@ extension ProcessInfo {
         fatalError("stand-in")
     }
 }
+
+// MARK: dyld
+// dyld(3) in Apple's man pages (mach-o/dyld.h, which Darwin re-exports):
+// `int _NSGetExecutablePath(char* buf, uint32_t* bufsize)`, available from macOS 10.2 and iOS 2.0;
+// 0 when the path was copied, -1 with the size needed in `*bufsize` when the buffer is too small.
+// "A path" to the executable, not necessarily the real path (it may be a symbolic link). Used by
+// `ApplicationLifecycle` to tell a helper tool inside an app bundle from the app.
+@available(macOS 10.2, iOS 2.0, macCatalyst 13.1, *)
+public func _NSGetExecutablePath(_ buf: UnsafeMutablePointer<CChar>!, _ bufsize: UnsafeMutablePointer<UInt32>!) -> Int32 {
+    fatalError("stand-in")
+}

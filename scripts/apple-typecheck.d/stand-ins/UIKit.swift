@@ -1,8 +1,9 @@
 // A stand-in for Apple's UIKit, so that the package's `#if canImport(UIKit)` branches are
 // type-checked on Linux (scripts/apple-typecheck). The package spells the notification names as
 // their strings (see `ApplicationLifecycle`); it calls the background-task methods
-// (`UIKitBackgroundTaskAssertion`). Everything is declared as Apple's documentation shows it,
-// isolation included.
+// (`UIKitBackgroundTaskAssertion`), and Examples/SwiftUIApp finds the key window of the scene in
+// the foreground. Everything is declared as Apple's documentation shows it, isolation and
+// availability included.
 
 import Foundation
 
@@ -59,6 +60,43 @@ open class UIApplication: NSObject {
     // https://developer.apple.com/documentation/uikit/uiapplication/endbackgroundtask(_:):
     // `nonisolated func endBackgroundTask(_ identifier: UIBackgroundTaskIdentifier)`
     nonisolated public func endBackgroundTask(_ identifier: UIBackgroundTaskIdentifier) { fatalError("stand-in") }
+    // https://developer.apple.com/documentation/uikit/uiapplication/connectedscenes:
+    // `var connectedScenes: Set<UIScene> { get }` (iOS 13, Mac Catalyst 13.1), main-actor isolated
+    // with its class.
+    @available(iOS 13.0, macCatalyst 13.1, tvOS 13.0, visionOS 1.0, *)
+    public var connectedScenes: Set<UIScene> { fatalError("stand-in") }
+}
+
+// https://developer.apple.com/documentation/uikit/uiscene: `@MainActor class UIScene : UIResponder`
+// (iOS 13, Mac Catalyst 13.1); the responder chain in between is left out.
+@available(iOS 13.0, macCatalyst 13.1, tvOS 13.0, visionOS 1.0, *)
+@MainActor
+open class UIScene: NSObject {
+    // https://developer.apple.com/documentation/uikit/uiscene/activationstate-swift.property:
+    // `var activationState: UIScene.ActivationState { get }`
+    open var activationState: UIScene.ActivationState { fatalError("stand-in") }
+
+    // https://developer.apple.com/documentation/uikit/uiscene/activationstate-swift.enum:
+    // `enum ActivationState`, the header's `typedef NS_ENUM(NSInteger, UISceneActivationState)`:
+    // unattached -1, foregroundActive 0, foregroundInactive 1, background 2; Equatable, Hashable,
+    // RawRepresentable, Sendable.
+    public enum ActivationState: Int, Sendable {
+        case unattached = -1
+        case foregroundActive = 0
+        case foregroundInactive = 1
+        case background = 2
+    }
+}
+
+// https://developer.apple.com/documentation/uikit/uiwindowscene: `@MainActor class UIWindowScene :
+// UIScene` (iOS 13, Mac Catalyst 13.1).
+@available(iOS 13.0, macCatalyst 13.1, tvOS 13.0, visionOS 1.0, *)
+@MainActor
+open class UIWindowScene: UIScene {
+    // https://developer.apple.com/documentation/uikit/uiwindowscene/keywindow:
+    // `var keyWindow: UIWindow? { get }` (iOS 15, Mac Catalyst 15)
+    @available(iOS 15.0, macCatalyst 15.0, tvOS 15.0, visionOS 1.0, *)
+    open var keyWindow: UIWindow? { fatalError("stand-in") }
 }
 
 // https://developer.apple.com/documentation/uikit/uibackgroundtaskidentifier: a struct wrapping an
@@ -70,9 +108,21 @@ public struct UIBackgroundTaskIdentifier: RawRepresentable, Hashable, Sendable {
 }
 
 // https://developer.apple.com/documentation/uikit/uiwindow: `@MainActor class UIWindow : UIView`
-// (a UIResponder, an NSObject); `UIWindow()` makes one. The view hierarchy in between is left out:
-// only Examples/SwiftUIApp's presentation anchor uses it.
+// (a UIResponder, an NSObject). The view hierarchy in between is left out: only
+// Examples/SwiftUIApp's presentation anchor uses it.
 @MainActor
 open class UIWindow: NSObject {
+    // https://developer.apple.com/documentation/uikit/uiwindow/init(): `convenience init()`,
+    // iOS 2.0 to 26.0 (deprecated in iOS 26, Mac Catalyst 26, tvOS 26, visionOS 26); a window made
+    // so belongs to no scene.
+    @available(iOS, introduced: 2.0, deprecated: 26.0)
+    @available(macCatalyst, introduced: 13.1, deprecated: 26.0)
+    @available(tvOS, introduced: 9.0, deprecated: 26.0)
+    @available(visionOS, introduced: 1.0, deprecated: 26.0)
     public override init() {}
+
+    // https://developer.apple.com/documentation/uikit/uiwindow/init(windowscene:):
+    // `init(windowScene: UIWindowScene)` (iOS 13, Mac Catalyst 13.1): a window of that scene.
+    @available(iOS 13.0, macCatalyst 13.1, tvOS 13.0, visionOS 1.0, *)
+    public init(windowScene: UIWindowScene) {}
 }

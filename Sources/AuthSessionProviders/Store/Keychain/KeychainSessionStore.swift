@@ -18,7 +18,9 @@ import Foundation
 ///   while the device is unlocked, which it checks by adding a small probe item readable only
 ///   then (and deleting it): every class is readable then, whichever class the item was written
 ///   with. Otherwise the load is ``SessionStoreError/unavailable(reason:)``, the manager stays
-///   loading, and nothing is deleted.
+///   loading, and nothing is deleted. The device may be unlocked (and another process may write)
+///   between the read and the probe, so after a probe that says "unlocked" the store reads again
+///   (a removal deletes again), and only that answer counts.
 /// - **Two first saves at once both succeed** (an app and its extension, two threads): a save adds
 ///   the item, and updates it when the add finds it already there.
 /// - **Corrupt bytes are kept.** An item that holds no session is moved to another account of the
@@ -95,6 +97,10 @@ public final class KeychainSessionStore: SessionStore {
     /// A corrupt item a load found while another caller held exclusive access: set aside by the
     /// next exclusive access, save or removal, before it can overwrite the bytes.
     private let pendingSetAside = ConcurrencySafeContainer<KeychainItemContents?>(nil)
+    /// Whether the last read found the item protected otherwise than this store protects it (an
+    /// earlier version of the app, or an extension, chose another accessibility or access
+    /// control): the next save replaces the item instead of updating it.
+    private let storedProtectionDiffers = ConcurrencySafeContainer(false)
 
     /// How many times a save adds again after finding the item gone between its add and its update.
     static let maximumSaveAttempts = 4
@@ -145,11 +151,26 @@ public final class KeychainSessionStore: SessionStore {
     ///   - `.unsupportedFormatVersion` for a session a newer version wrote (left in place);
     ///   - `.missingEntitlement` or `.keychain` when the Keychain refuses.
     public func load() throws(SessionStoreError) -> ManagedSession? {
-        switch items.read(address) {
-        case .success(let contents):
+        let first = items.read(address)
+        guard case .failure(.itemNotFound) = first else { return try session(in: first) }
+        try confirmProtectedDataAvailable(after: "SecItemCopyMatching")
+        // The device may have been unlocked, and another process may have written the item,
+        // between that read and the probe: only a read made after a probe that says "unlocked"
+        // can be trusted when it finds nothing.
+        return try session(in: items.read(address))
+    }
+
+    /// The session a read found, `nil` for "not found", or the read's error.
+    private func session(
+        in read: Result<KeychainItemRead, KeychainStatus>
+    ) throws(SessionStoreError) -> ManagedSession? {
+        switch read {
+        case .success(let found):
+            let contents = found.contents
+            let differs = found.protection?.differs(from: protection) ?? false
+            storedProtectionDiffers.withLock { $0 = differs }
             return try SessionFormat.storedSession(in: contents.data) { setAside(contents) }
         case .failure(.itemNotFound):
-            try confirmProtectedDataAvailable(after: "SecItemCopyMatching")
             return nil
         case .failure(let status):
             throw status.sessionStoreError(operation: "SecItemCopyMatching")
@@ -162,6 +183,19 @@ public final class KeychainSessionStore: SessionStore {
     /// both succeed: one adds, the other finds the item and updates it. An item removed between a
     /// save's add and its update is added again.
     ///
+    /// An item protected otherwise than this store protects it (an earlier version of the app
+    /// chose another ``Accessibility`` or ``AccessControl``) is replaced instead: deleted, then
+    /// added with this store's protection, inside exclusive access, once a copy with the new
+    /// protection was added beside it (so a locked device that refuses the new protection leaves
+    /// the item as it was). Apple documents which attributes `SecItemUpdate` may change, not that
+    /// it re-protects an existing item, and apps report it answering `errSecParam`, or keeping the
+    /// old protection. The store replaces the item when an update answers `errSecParam`, and on the
+    /// save after a load that found the item with another accessibility (a read tells the
+    /// accessibility, not whether an item has an access control: adding or removing one relies on
+    /// the update, or its `errSecParam`). Between the delete and the add
+    /// (two Keychain calls, once per change of protection) a process reading outside exclusive
+    /// access finds no item, and a process killed there loses the stored session.
+    ///
     /// - Parameter session: The session to keep.
     /// - Throws: ``SessionStoreError``: `.unavailable` while the device is locked (the stored item
     ///   is unchanged), `.missingEntitlement` or `.keychain` when the Keychain refuses.
@@ -171,14 +205,21 @@ public final class KeychainSessionStore: SessionStore {
         for _ in 0..<Self.maximumSaveAttempts {
             let added = items.add(address, contents, protection: protection)
             if added == .success {
+                storedProtectionDiffers.withLock { $0 = false }
                 coordination?.announceChange()
                 return
             }
             guard added == .duplicateItem else { throw added.sessionStoreError(operation: "SecItemAdd") }
+            if storedProtectionDiffers.withLock({ $0 }) {
+                return try replace(with: contents)
+            }
             let updated = items.update(address, to: contents, protection: protection)
             if updated == .success {
                 coordination?.announceChange()
                 return
+            }
+            if updated == .param {
+                return try replace(with: contents)
             }
             guard updated == .itemNotFound else { throw updated.sessionStoreError(operation: "SecItemUpdate") }
             // Removed between the two calls, or there but hidden: an add can find an item a locked
@@ -186,6 +227,47 @@ public final class KeychainSessionStore: SessionStore {
             try confirmProtectedDataAvailable(after: "SecItemUpdate")
         }
         throw KeychainStatus.duplicateItem.sessionStoreError(operation: "SecItemAdd")
+    }
+
+    /// Replaces the item with `contents` under this store's protection, inside exclusive access:
+    /// a copy is added beside it and deleted (the proof that the Keychain accepts the new
+    /// protection now), then the item is deleted and added again.
+    private func replace(with contents: KeychainItemContents) throws(SessionStoreError) {
+        try insideOrTakingExclusiveAccess { () throws(SessionStoreError) in
+            let staged = address.withAccount("\(account).replacing")
+            _ = items.delete(staged)
+            let proof = items.add(staged, contents, protection: protection)
+            _ = items.delete(staged)
+            guard proof == .success else { throw proof.sessionStoreError(operation: "SecItemAdd") }
+            let deleted = items.delete(address)
+            guard deleted == .success || deleted == .itemNotFound else {
+                throw deleted.sessionStoreError(operation: "SecItemDelete")
+            }
+            let added = items.add(address, contents, protection: protection)
+            guard added == .success else { throw added.sessionStoreError(operation: "SecItemAdd") }
+            storedProtectionDiffers.withLock { $0 = false }
+            coordination?.announceChange()
+        }
+    }
+
+    /// Runs `body` inside exclusive access: at once if this thread holds it (the manager saves
+    /// inside it), else taking it.
+    private func insideOrTakingExclusiveAccess(
+        _ body: () throws(SessionStoreError) -> Void
+    ) throws(SessionStoreError) {
+        let thread = ObjectIdentifier(Thread.current)
+        if exclusiveHolder.withLock({ $0 == thread }) {
+            return try body()
+        }
+        do {
+            try withExclusiveAccess { try body() }
+        } catch let error as SessionStoreError {
+            throw error
+        } catch {
+            // `withExclusiveAccess` throws what `body` or the coordination lock throws: both are
+            // SessionStoreError.
+            throw .unavailable(reason: "exclusive access failed: \(error)")
+        }
     }
 
     /// Deletes the item; no item is not an error. A delete needs no authentication, so it also
@@ -203,6 +285,13 @@ public final class KeychainSessionStore: SessionStore {
             return
         case .itemNotFound:
             try confirmProtectedDataAvailable(after: "SecItemDelete")
+            // As for a load: the device may have been unlocked between the delete and the probe,
+            // and the item it could not see then is still there. Deleted again, now that it can be.
+            let again = items.delete(address)
+            guard again == .success || again == .itemNotFound else {
+                throw again.sessionStoreError(operation: "SecItemDelete")
+            }
+            if again == .success { coordination?.announceChange() }
         default:
             throw status.sessionStoreError(operation: "SecItemDelete")
         }
@@ -371,7 +460,7 @@ public final class KeychainSessionStore: SessionStore {
     /// left to the save or the removal.
     private func setAsidePending() {
         guard let pending = pendingSetAside.withLock({ $0.take() }),
-            case .success(let current) = items.read(address), current == pending
+            case .success(let current) = items.read(address), current.contents == pending
         else { return }
         _ = copyAside(pending)
     }
@@ -389,7 +478,7 @@ public final class KeychainSessionStore: SessionStore {
     /// under a name its bytes decide (so it is copied once), and stays until a save replaces it.
     private func moveAside(_ corrupt: KeychainItemContents) -> String? {
         // A good item saved meanwhile by another caller stays where it is.
-        guard case .success(let current) = items.read(address), current == corrupt else { return nil }
+        guard case .success(let current) = items.read(address), current.contents == corrupt else { return nil }
         let aside: String
         if let stamp = corrupt.stamp {
             let date = Int(Date().timeIntervalSince1970)

@@ -37,6 +37,9 @@ struct KeychainStatus: Error, RawRepresentable, Hashable, Sendable, CustomString
     static let interactionRequired = Self(-25_315)
     /// `errSecInDarkWake`: a Mac in dark wake cannot show the user anything.
     static let inDarkWake = Self(-25_320)
+    /// `errSecParam`: a parameter is not valid; what `SecItemUpdate` is reported to answer when
+    /// asked to change an item's protection.
+    static let param = Self(-50)
 
     /// The Security framework's result codes that a `SecItem` call on a generic-password item can
     /// return (the system, internal and keychain sections of Apple's "Security Framework Result

@@ -36,8 +36,9 @@ extension KeychainSessionStore {
     ///     microseconds, the refresh lease, change notices). `nil` coordinates within this process
     ///     only; see the type's overview.
     ///   - changeNotificationName: The Darwin notification name the processes post and hear; `nil`
-    ///     derives one from the folder. In a sandboxed macOS app, start it with the app group's
-    ///     identifier.
+    ///     derives one from the folder, which starts with the app group's identifier for a folder
+    ///     in a macOS app group container, as a sandboxed app's must. Elsewhere in a sandboxed
+    ///     macOS app, start it with the app group's identifier.
     public convenience init(
         service: String,
         account: String = "session",
@@ -101,7 +102,7 @@ final class SecurityKeychainItems: KeychainItems {
         )
     }
 
-    func read(_ address: KeychainItemAddress) -> Result<KeychainItemContents, KeychainStatus> {
+    func read(_ address: KeychainItemAddress) -> Result<KeychainItemRead, KeychainStatus> {
         guard let query = translate(calls.read(address)) else { return .failure(KeychainStatus(errSecParam)) }
         var result: CFTypeRef?
         let status = SecItemCopyMatching(query as CFDictionary, &result)
@@ -109,7 +110,18 @@ final class SecurityKeychainItems: KeychainItems {
         let attributes = result as? [String: Any]
         // An item without data reads as no bytes, which the store finds corrupt.
         let data = attributes?[kSecValueData as String] as? Data ?? Data()
-        return .success(KeychainItemContents(data: data, stamp: attributes?[kSecAttrGeneric as String] as? Data))
+        let contents = KeychainItemContents(data: data, stamp: attributes?[kSecAttrGeneric as String] as? Data)
+        // The login keychain has no accessibility to report.
+        let protection = calls.usesDataProtectionKeychain ? Self.protectionReport(attributes) : nil
+        return .success(KeychainItemRead(contents: contents, protection: protection))
+    }
+
+    /// The accessibility a read's attributes name (`kSecAttrAccessible`); whether the item has an
+    /// access control stays unknown (see ``KeychainProtectionReport/hasAccessControl``).
+    private static func protectionReport(_ attributes: [String: Any]?) -> KeychainProtectionReport? {
+        guard let named = attributes?[kSecAttrAccessible as String] as? String else { return nil }
+        let known = KeychainSessionStore.Accessibility.allCases.first { named == accessible($0) as String }
+        return KeychainProtectionReport(accessibility: known.map { .known($0) } ?? .other, hasAccessControl: nil)
     }
 
     func add(
