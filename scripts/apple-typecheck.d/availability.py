@@ -173,6 +173,7 @@ def read_symbol_graphs(paths):
 class IndexStore:
     """The part of libIndexStore's C API (indexstore.h) that lists references."""
 
+    ROLE_DEFINITION = 1 << 1
     ROLE_REFERENCE = 1 << 2
     ROLE_IMPLICIT = 1 << 8
 
@@ -207,6 +208,7 @@ class IndexStore:
             ),
             ("indexstore_symbol_get_usr", StringRef, [vp]),
             ("indexstore_symbol_get_name", StringRef, [vp]),
+            ("indexstore_symbol_get_kind", ctypes.c_int, [vp]),
         ]:
             function = getattr(self.lib, name)
             function.restype = result
@@ -237,6 +239,17 @@ class IndexStore:
     def references(self, wanted):
         """(file, line, column, usr, name) of every reference in records of files that `wanted`
         accepts."""
+        # Implicit references (`for await` calling `next(isolation:)`) are the compiler's own
+        # choice, which on an Apple platform follows availability.
+        return [
+            occurrence[:5]
+            for occurrence in self.occurrences(wanted)
+            if occurrence[5] & self.ROLE_REFERENCE and not occurrence[5] & self.ROLE_IMPLICIT
+        ]
+
+    def occurrences(self, wanted):
+        """(file, line, column, usr, name, roles, kind) of every occurrence in records of files
+        that `wanted` accepts (kind: indexstore.h's INDEXSTORE_SYMBOL_KIND_...)."""
         lib = self.lib
         vp = ctypes.c_void_p
         unit_names = []
@@ -271,21 +284,20 @@ class IndexStore:
 
             def occurrence(_, item):
                 roles = lib.indexstore_occurrence_get_roles(item)
-                # Implicit references (`for await` calling `next(isolation:)`) are the compiler's
-                # own choice, which on an Apple platform follows availability.
-                if roles & self.ROLE_REFERENCE and not roles & self.ROLE_IMPLICIT:
-                    symbol = lib.indexstore_occurrence_get_symbol(item)
-                    line, column = ctypes.c_uint(), ctypes.c_uint()
-                    lib.indexstore_occurrence_get_line_col(item, ctypes.byref(line), ctypes.byref(column))
-                    found.append(
-                        (
-                            path,
-                            line.value,
-                            column.value,
-                            self.text(lib.indexstore_symbol_get_usr(symbol)),
-                            self.text(lib.indexstore_symbol_get_name(symbol)),
-                        )
+                symbol = lib.indexstore_occurrence_get_symbol(item)
+                line, column = ctypes.c_uint(), ctypes.c_uint()
+                lib.indexstore_occurrence_get_line_col(item, ctypes.byref(line), ctypes.byref(column))
+                found.append(
+                    (
+                        path,
+                        line.value,
+                        column.value,
+                        self.text(lib.indexstore_symbol_get_usr(symbol)),
+                        self.text(lib.indexstore_symbol_get_name(symbol)),
+                        roles,
+                        lib.indexstore_symbol_get_kind(symbol),
                     )
+                )
                 return True
 
             callback = ctypes.CFUNCTYPE(ctypes.c_bool, vp, vp)(occurrence)
