@@ -164,7 +164,7 @@ struct FileOpenErrorTests {
             FileSystem.openError(EPERM, path: "/s/session.json", refusesProtectedFilesWithEPERM: false)
                 == .io(operation: "open", path: "/s/session.json", code: EPERM)
         )
-        #if canImport(Darwin) && !os(macOS) && !targetEnvironment(macCatalyst)
+        #if canImport(UIKit) && !targetEnvironment(macCatalyst)
         #expect(FileSystem.refusesProtectedFilesWithEPERM, "iOS: data protection")
         #else
         #expect(!FileSystem.refusesProtectedFilesWithEPERM, "Linux and macOS: EPERM is a lasting denial")

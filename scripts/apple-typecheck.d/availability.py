@@ -15,8 +15,11 @@ platforms. It reports, as Apple's compiler words them:
 - a use of a declaration deprecated on the platform at or before the version the code runs on;
 - with --application-extension, a use of a declaration unavailable in app extensions
   (`@available(iOSApplicationExtension, unavailable)`) outside code marked so itself;
-- a C declaration that resolved to Glibc (which Foundation re-exports on Linux) whose name the
-  Darwin stand-in does not list: a Linux-only name in an Apple branch.
+- with --darwin-names, a C declaration (or one of Glibc's Swift overlay) that resolved to Glibc,
+  which Foundation re-exports on Linux, whose name that list of Darwin's names does not hold: a
+  Linux-only name in code Apple's compiler sees.
+
+Code inside an `#if os(Linux)` branch is skipped: Apple's compiler never sees it.
 
 What it cannot see is stated in the article "Apple platforms in depth".
 
@@ -170,6 +173,7 @@ def read_symbol_graphs(paths):
 class IndexStore:
     """The part of libIndexStore's C API (indexstore.h) that lists references."""
 
+    ROLE_DEFINITION = 1 << 1
     ROLE_REFERENCE = 1 << 2
     ROLE_IMPLICIT = 1 << 8
 
@@ -204,6 +208,7 @@ class IndexStore:
             ),
             ("indexstore_symbol_get_usr", StringRef, [vp]),
             ("indexstore_symbol_get_name", StringRef, [vp]),
+            ("indexstore_symbol_get_kind", ctypes.c_int, [vp]),
         ]:
             function = getattr(self.lib, name)
             function.restype = result
@@ -234,6 +239,17 @@ class IndexStore:
     def references(self, wanted):
         """(file, line, column, usr, name) of every reference in records of files that `wanted`
         accepts."""
+        # Implicit references (`for await` calling `next(isolation:)`) are the compiler's own
+        # choice, which on an Apple platform follows availability.
+        return [
+            occurrence[:5]
+            for occurrence in self.occurrences(wanted)
+            if occurrence[5] & self.ROLE_REFERENCE and not occurrence[5] & self.ROLE_IMPLICIT
+        ]
+
+    def occurrences(self, wanted):
+        """(file, line, column, usr, name, roles, kind) of every occurrence in records of files
+        that `wanted` accepts (kind: indexstore.h's INDEXSTORE_SYMBOL_KIND_...)."""
         lib = self.lib
         vp = ctypes.c_void_p
         unit_names = []
@@ -268,21 +284,20 @@ class IndexStore:
 
             def occurrence(_, item):
                 roles = lib.indexstore_occurrence_get_roles(item)
-                # Implicit references (`for await` calling `next(isolation:)`) are the compiler's
-                # own choice, which on an Apple platform follows availability.
-                if roles & self.ROLE_REFERENCE and not roles & self.ROLE_IMPLICIT:
-                    symbol = lib.indexstore_occurrence_get_symbol(item)
-                    line, column = ctypes.c_uint(), ctypes.c_uint()
-                    lib.indexstore_occurrence_get_line_col(item, ctypes.byref(line), ctypes.byref(column))
-                    found.append(
-                        (
-                            path,
-                            line.value,
-                            column.value,
-                            self.text(lib.indexstore_symbol_get_usr(symbol)),
-                            self.text(lib.indexstore_symbol_get_name(symbol)),
-                        )
+                symbol = lib.indexstore_occurrence_get_symbol(item)
+                line, column = ctypes.c_uint(), ctypes.c_uint()
+                lib.indexstore_occurrence_get_line_col(item, ctypes.byref(line), ctypes.byref(column))
+                found.append(
+                    (
+                        path,
+                        line.value,
+                        column.value,
+                        self.text(lib.indexstore_symbol_get_usr(symbol)),
+                        self.text(lib.indexstore_symbol_get_name(symbol)),
+                        roles,
+                        lib.indexstore_symbol_get_kind(symbol),
                     )
+                )
                 return True
 
             callback = ctypes.CFUNCTYPE(ctypes.c_bool, vp, vp)(occurrence)
@@ -507,6 +522,34 @@ def guarded_regions(source):
     return regions
 
 
+LINUX_ONLY_CONDITION = re.compile(r"^os\(Linux\)(\s*&&.*)?$")
+
+
+def linux_only_lines(source):
+    """The numbers (from 1) of the lines inside an `#if os(Linux)` or `#elseif os(Linux)` branch
+    (a condition whose first conjunct is `os(Linux)`): code that exists on Linux alone, which the
+    compile against the stand-ins sees (it runs on Linux) and Apple's compiler never does."""
+    lines = set()
+    stack = []  # per open #if: whether the current branch is Linux-only
+    for number, line in enumerate(source.split("\n"), start=1):
+        stripped = line.strip()
+        directive = re.match(r"^#(if|elseif|else|endif)\b\s*(.*)$", stripped)
+        if directive:
+            keyword, condition = directive.group(1), directive.group(2).split("//")[0].strip()
+            if keyword == "if":
+                stack.append(bool(LINUX_ONLY_CONDITION.match(condition)))
+            elif keyword == "elseif" and stack:
+                stack[-1] = bool(LINUX_ONLY_CONDITION.match(condition))
+            elif keyword == "else" and stack:
+                stack[-1] = False
+            elif keyword == "endif" and stack:
+                stack.pop()
+            continue
+        if any(stack):
+            lines.add(number)
+    return lines
+
+
 class SourceFile:
     def __init__(self, path):
         self.source = open(path, encoding="utf-8").read()
@@ -515,6 +558,7 @@ class SourceFile:
             if character == "\n":
                 self.line_starts.append(index + 1)
         self.regions = guarded_regions(self.source)
+        self.linux_only = linux_only_lines(self.source)
 
     def offset(self, line, column):
         if line - 1 < len(self.line_starts):
@@ -545,6 +589,36 @@ def effective(requirement, domain, fallback=None):
     return introduced, deprecated, unavailable
 
 
+def is_glibc_name(usr):
+    """Whether `usr` is a C declaration (not a Swift declaration exported to C, `c:@M@`) or a
+    declaration of Glibc's Swift overlay (`s:5Glibc`): in the package's compile against the
+    stand-ins, every such name comes from Glibc, since no stand-in is a C module."""
+    return (usr.startswith("c:") and not usr.startswith("c:@M@")) or usr.startswith("s:5Glibc")
+
+
+def c_name(usr, name):
+    """The name `darwin-names.txt` lists for a reference: a function's base name (`open`), a
+    field with its struct (`stat.st_mode`), anything else as it is named (`O_RDONLY`)."""
+    field = re.search(r"@(?:S|U|SA|UA)@([^@]+)@FI@([^@]+)$", usr)
+    if field:
+        return f"{field.group(1)}.{field.group(2)}"
+    return name.split("(")[0]
+
+
+def read_darwin_names(path):
+    """NAME HEADER lines, `#` comments: the names, each required to name its Apple header."""
+    names = {}
+    with open(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            fields = line.split("#")[0].split()
+            if not fields:
+                continue
+            if len(fields) != 2:
+                sys.exit(f"availability: {path}:{number}: expected 'NAME HEADER', got {line.strip()!r}")
+            names[fields[0]] = fields[1]
+    return names
+
+
 def check(references, table, targets, platform, application_extension, darwin_names, files):
     domains = [("iOS", None), ("macCatalyst", "iOS")] if platform == "ios" else [("macOS", None)]
     extension_domains = (
@@ -558,18 +632,22 @@ def check(references, table, targets, platform, application_extension, darwin_na
         if path not in files:
             files[path] = SourceFile(path)
         source = files[path]
+        if line in source.linux_only:
+            # Code under `#if os(Linux)`: Apple's compiler never sees it.
+            continue
         guards = source.guards(line, column)
-        if usr.startswith("c:") and not usr.startswith("c:@M@") and darwin_names is not None:
-            # A C declaration: on Linux it comes from Glibc, which Foundation re-exports. It must
-            # exist in Darwin too.
-            base = name.split("(")[0]
-            if base and base not in darwin_names and not any(
-                "*" in g.unavailable or "iOS" in g.unavailable or "macOS" in g.unavailable for g in guards
-            ):
-                problems.add(
-                    f"{path}:{line}:{column}: error: cannot find '{base}' in scope "
-                    f"(a Glibc name the Darwin stand-in does not declare: Linux only?)"
-                )
+        if is_glibc_name(usr):
+            # A C declaration (or the Swift overlay's, `errno`, `open`): on Linux it comes from
+            # Glibc, which Foundation re-exports. It must exist in Darwin too.
+            if darwin_names is not None:
+                base = c_name(usr, name)
+                if base and base not in darwin_names and not any(
+                    "*" in g.unavailable or "iOS" in g.unavailable or "macOS" in g.unavailable for g in guards
+                ):
+                    problems.add(
+                        f"{path}:{line}:{column}: error: cannot find '{base}' in scope "
+                        f"(a Glibc name that scripts/apple-typecheck.d/darwin-names.txt does not list: Linux only?)"
+                    )
             continue
         requirement = table.get(usr)
         if requirement is None:
@@ -626,7 +704,7 @@ def main():
     parser.add_argument("--platform", choices=["ios", "macos"])
     parser.add_argument("--application-extension", action="store_true")
     parser.add_argument("--package", default="Package.swift")
-    parser.add_argument("--darwin-names", help="a file of the C names Darwin declares, one a line")
+    parser.add_argument("--darwin-names", help="a file of the C names Darwin declares: NAME HEADER a line")
     options = parser.parse_args()
 
     paths = []
@@ -646,12 +724,7 @@ def main():
                 table.setdefault(usr, Requirement.from_json(data))
     targets = deployment_targets(options.package)
     targets = {domain: tuple(version) + (0,) * (3 - len(version)) for domain, version in targets.items()}
-    darwin_names = None
-    if options.darwin_names:
-        with open(options.darwin_names) as handle:
-            darwin_names = {
-                line.split("#")[0].strip() for line in handle if line.split("#")[0].strip()
-            }
+    darwin_names = read_darwin_names(options.darwin_names) if options.darwin_names else None
     roots = [os.path.realpath(root) + os.sep for root in options.sources]
     store = IndexStore(options.store)
     references = store.references(lambda path: any(os.path.realpath(path).startswith(root) for root in roots))

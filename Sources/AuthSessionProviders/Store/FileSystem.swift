@@ -66,9 +66,11 @@ enum FileSystem {
     /// Whether `open` answering `EPERM` means a file data protection keeps closed while the device
     /// is locked (or not yet unlocked since it started): iOS and its kin. Not macOS (Mac Catalyst
     /// included), where a process runs in a logged-in session and `EPERM` is a lasting denial (the
-    /// sandbox, privacy permissions), nor Linux.
+    /// sandbox, privacy permissions), nor Linux. UIKit exists on iOS and its kin and on Mac
+    /// Catalyst, never on macOS or Linux: `scripts/apple-typecheck` compiles each value, one in
+    /// its iOS build and the other in its macOS build.
     static var refusesProtectedFilesWithEPERM: Bool {
-        #if canImport(Darwin) && !os(macOS) && !targetEnvironment(macCatalyst)
+        #if canImport(UIKit) && !targetEnvironment(macCatalyst)
         true
         #else
         false

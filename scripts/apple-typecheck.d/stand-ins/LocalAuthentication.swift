@@ -62,15 +62,44 @@ open class LAContext: NSObject {
 }
 
 // MARK: LAPolicy
-// https://developer.apple.com/documentation/localauthentication/lapolicy (enum, Int, Sendable);
-// the Watch policies are deprecated type properties sharing the Companion cases' raw values.
+// https://developer.apple.com/documentation/localauthentication/lapolicy (enum, Int, Sendable),
+// each case's availability from its page and LAContext.h:
+// https://developer.apple.com/documentation/localauthentication/lapolicy/deviceownerauthenticationwithbiometrics
+// https://developer.apple.com/documentation/localauthentication/lapolicy/deviceownerauthentication
+// https://developer.apple.com/documentation/localauthentication/lapolicy/deviceownerauthenticationwithcompanion
+//   (iOS 18, Mac Catalyst 18, macOS 15)
+// https://developer.apple.com/documentation/localauthentication/lapolicy/deviceownerauthenticationwithbiometricsorcompanion
+//   (iOS 18, Mac Catalyst 18, macOS 15)
+// https://developer.apple.com/documentation/localauthentication/lapolicy/deviceownerauthenticationwithwristdetection
+//   (watchOS 9 only)
+// https://developer.apple.com/documentation/localauthentication/lapolicy/deviceownerauthenticationwithwatch and
+// https://developer.apple.com/documentation/localauthentication/lapolicy/deviceownerauthenticationwithbiometricsorwatch:
+//   macOS 10.15, deprecated in macOS 15 for the Companion names, which share their raw values, so
+//   they are type properties. Their pages also list iOS, which LAContext.h contradicts:
+//   `API_AVAILABLE(macos(10.15), macCatalyst(13.0)) API_UNAVAILABLE(ios, watchos, tvos)`; the
+//   header is what the compiler reads.
 
 public enum LAPolicy: Int, Sendable {
     case deviceOwnerAuthenticationWithBiometrics = 1
     case deviceOwnerAuthentication = 2
+    @available(iOS 18.0, macOS 15.0, macCatalyst 18.0, *)
     case deviceOwnerAuthenticationWithCompanion = 3
+    @available(iOS 18.0, macOS 15.0, macCatalyst 18.0, *)
     case deviceOwnerAuthenticationWithBiometricsOrCompanion = 4
+    @available(iOS, unavailable)
+    @available(macOS, unavailable)
+    @available(macCatalyst, unavailable)
     case deviceOwnerAuthenticationWithWristDetection = 5
+
+    @available(iOS, unavailable)
+    @available(macCatalyst, introduced: 13.0)
+    @available(macOS, introduced: 10.15, deprecated: 15.0, renamed: "deviceOwnerAuthenticationWithCompanion")
+    public static var deviceOwnerAuthenticationWithWatch: LAPolicy { LAPolicy(rawValue: 3)! }
+
+    @available(iOS, unavailable)
+    @available(macCatalyst, introduced: 13.0)
+    @available(macOS, introduced: 10.15, deprecated: 15.0, renamed: "deviceOwnerAuthenticationWithBiometricsOrCompanion")
+    public static var deviceOwnerAuthenticationWithBiometricsOrWatch: LAPolicy { LAPolicy(rawValue: 4)! }
 }
 
 // MARK: LAAccessControlOperation
@@ -86,12 +115,15 @@ public enum LAAccessControlOperation: Int, Sendable {
 }
 
 // MARK: LABiometryType
-// https://developer.apple.com/documentation/localauthentication/labiometrytype
+// https://developer.apple.com/documentation/localauthentication/labiometrytype (iOS 11,
+// macOS 10.13.2); https://developer.apple.com/documentation/localauthentication/labiometrytype/opticid
+// (iOS 17, Mac Catalyst 17, macOS 14)
 
 public enum LABiometryType: Int, Sendable {
     case none = 0
     case touchID = 1
     case faceID = 2
+    @available(iOS 17.0, macOS 14.0, macCatalyst 17.0, *)
     case opticID = 4
 }
 
@@ -107,6 +139,18 @@ public let LAErrorDomain: String = "com.apple.LocalAuthentication"
 
 public struct LAError: Error, Hashable, Sendable {
 
+    // Each case's availability from its page and LAError.h. The macOS-only codes are
+    // `API_AVAILABLE(macos(...)) API_UNAVAILABLE(ios, watchos, tvos)` in the header (Mac Catalyst
+    // follows iOS):
+    // https://developer.apple.com/documentation/localauthentication/laerror-swift.struct/code/biometrynotpaired (macOS 11.2)
+    // https://developer.apple.com/documentation/localauthentication/laerror-swift.struct/code/biometrydisconnected (macOS 11.2)
+    // https://developer.apple.com/documentation/localauthentication/laerror-swift.struct/code/invaliddimensions (macOS 12)
+    // https://developer.apple.com/documentation/localauthentication/laerror-swift.struct/code/watchnotavailable
+    //   (macOS 10.15, deprecated in macOS 15 for companionNotAvailable, which shares its raw value)
+    // https://developer.apple.com/documentation/localauthentication/laerror-swift.struct/companionnotavailable
+    //   (iOS 18, Mac Catalyst 18, macOS 15)
+    // https://developer.apple.com/documentation/localauthentication/laerror-swift.struct/code/biometrynotavailable
+    //   (iOS 11, macOS 10.13, as are biometryNotEnrolled and biometryLockout)
     public enum Code: Int, Sendable {
         case authenticationFailed = -1
         case userCancel = -2
@@ -121,15 +165,33 @@ public struct LAError: Error, Hashable, Sendable {
         case touchIDLockout = -8
         case appCancel = -9
         case invalidContext = -10
+        @available(iOS 18.0, macOS 15.0, macCatalyst 18.0, *)
         case companionNotAvailable = -11
+        @available(iOS, unavailable)
+        @available(macCatalyst, unavailable)
+        @available(macOS 11.2, *)
         case biometryNotPaired = -12
+        @available(iOS, unavailable)
+        @available(macCatalyst, unavailable)
+        @available(macOS 11.2, *)
         case biometryDisconnected = -13
+        @available(iOS, unavailable)
+        @available(macCatalyst, unavailable)
+        @available(macOS 12.0, *)
         case invalidDimensions = -14
         case notInteractive = -1004
 
+        @available(iOS 11.0, macOS 10.13, *)
         public static var biometryNotAvailable: Code { Code(rawValue: -6)! }
+        @available(iOS 11.0, macOS 10.13, *)
         public static var biometryNotEnrolled: Code { Code(rawValue: -7)! }
+        @available(iOS 11.0, macOS 10.13, *)
         public static var biometryLockout: Code { Code(rawValue: -8)! }
+
+        @available(iOS, unavailable)
+        @available(macCatalyst, unavailable)
+        @available(macOS, introduced: 10.15, deprecated: 15.0, renamed: "companionNotAvailable")
+        public static var watchNotAvailable: Code { Code(rawValue: -11)! }
     }
 
     public let code: Code

@@ -79,7 +79,8 @@ final class SecurityKeychainItems: KeychainItems {
     #endif
 
     init(usesDataProtectionKeychain requested: Bool) {
-        #if os(macOS)
+        // macOS, not Mac Catalyst: AppKit exists on macOS alone (Catalyst excluded whatever it sees).
+        #if canImport(AppKit) && !targetEnvironment(macCatalyst)
         let isMacOS = true
         #else
         let isMacOS = false
