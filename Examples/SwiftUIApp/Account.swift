@@ -17,6 +17,8 @@ import AppKit
 /// The app's session, made once at launch: the OAuth 2.0 service, the store, the manager, the
 /// handle, and the model the views read.
 @available(iOS 17, macOS 14, *)
+@available(iOSApplicationExtension, unavailable, message: "the example is an app")
+@available(macCatalystApplicationExtension, unavailable, message: "the example is an app")
 @MainActor
 @Observable
 final class Account {
@@ -96,6 +98,8 @@ final class Account {
 /// Where the sign-in sheet is presented from: the window the person is using, as
 /// `presentationAnchor(for:)` asks ("from which window it should present content to the user").
 @available(iOS 17, macOS 14, *)
+@available(iOSApplicationExtension, unavailable, message: "the example is an app")
+@available(macCatalystApplicationExtension, unavailable, message: "the example is an app")
 @MainActor
 final class SignInAnchor: NSObject, ASWebAuthenticationPresentationContextProviding {
     func presentationAnchor(for session: ASWebAuthenticationSession) -> ASPresentationAnchor {

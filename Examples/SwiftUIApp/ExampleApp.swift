@@ -5,6 +5,8 @@
 import SwiftUI
 
 @available(iOS 17, macOS 14, *)
+@available(iOSApplicationExtension, unavailable, message: "the example is an app")
+@available(macCatalystApplicationExtension, unavailable, message: "the example is an app")
 @main
 struct ExampleApp: App {
     private let account = Account()

@@ -209,3 +209,68 @@ private final class OneShotGate: Sendable {
         }
     }
 }
+
+#if canImport(BackgroundTasks)
+import BackgroundTasks
+
+extension ManagedSessionProvider {
+
+    /// Performs a ``BackgroundRefresh`` in the app's refresh task, and asks for the next one:
+    /// what an app calls from the launch handler it registers with `BGTaskScheduler`.
+    ///
+    /// ```swift
+    /// BGTaskScheduler.shared.register(forTaskWithIdentifier: "com.example.app.session", using: nil) { task in
+    ///     guard let task = task as? BGAppRefreshTask else { return task.setTaskCompleted(success: false) }
+    ///     provider.performBackgroundRefresh(in: task)
+    /// }
+    /// ```
+    ///
+    /// It sets the task's expiration handler (``BackgroundRefresh/expire()``), runs the refresh,
+    /// submits a `BGAppRefreshTaskRequest` with the task's identifier for
+    /// ``BackgroundRefreshResult/nextRefreshDate`` (none when there is nothing to refresh), and
+    /// completes the task with ``BackgroundRefreshResult/isSuccess``. The app lists the identifier
+    /// under `BGTaskSchedulerPermittedIdentifiers` in its Info.plist and submits the first request
+    /// itself.
+    ///
+    /// - Parameters:
+    ///   - task: The task the system launched the app for.
+    ///   - horizon: How far ahead to look (see ``backgroundRefresh(horizon:)``).
+    @available(iOSApplicationExtension, unavailable, message: "background tasks belong to the app")
+    @available(macCatalystApplicationExtension, unavailable, message: "background tasks belong to the app")
+    public func performBackgroundRefresh(in task: BGAppRefreshTask, horizon: TimeInterval = 15 * 60) {
+        let refresh = backgroundRefresh(horizon: horizon)
+        task.expirationHandler = { refresh.expire() }
+        let completion = BackgroundTaskCompletion(task)
+        Task {
+            let result = await refresh.run()
+            completion.complete(with: result)
+        }
+    }
+}
+
+/// The app's refresh task, carried to where the refresh ends.
+// @unchecked: the task is touched once, to complete it (and read its identifier) after the
+// refresh; Apple's own sample completes a BGTask from an operation's completion block, on
+// whatever thread that runs.
+@available(iOSApplicationExtension, unavailable)
+@available(macCatalystApplicationExtension, unavailable)
+private final class BackgroundTaskCompletion: @unchecked Sendable {
+
+    private let task: BGAppRefreshTask
+
+    init(_ task: BGAppRefreshTask) {
+        self.task = task
+    }
+
+    /// Asks for the next refresh, then completes the task.
+    func complete(with result: BackgroundRefreshResult) {
+        if let next = result.nextRefreshDate {
+            let request = BGAppRefreshTaskRequest(identifier: task.identifier)
+            request.earliestBeginDate = next
+            // Refused in the simulator and when the app lacks the identifier: nothing more to do.
+            try? BGTaskScheduler.shared.submit(request)
+        }
+        task.setTaskCompleted(success: result.isSuccess)
+    }
+}
+#endif

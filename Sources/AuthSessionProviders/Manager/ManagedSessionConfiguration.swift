@@ -67,7 +67,7 @@ extension ManagedSessionProvider {
         /// biometric setting, a sign-out, a retried write) the process started before it was sent
         /// to the background, or `nil`: ``ExpiringActivityAssertion`` by default
         /// (`ProcessInfo.performExpiringActivity` on Apple platforms, which app extensions can use
-        /// too; nothing elsewhere); ``UIKitBackgroundTaskAssertion`` in an app that prefers
+        /// too; nothing elsewhere); `UIKitBackgroundTaskAssertion` in an app that prefers
         /// UIKit's background tasks.
         ///
         /// When the time runs out, the work takes the store's exclusive access no more (a process

@@ -11,7 +11,7 @@ extension ManagedSessionObservation {
     /// Never a token (see ``ManagedSessionObserver``), but it may hold what is personal or says
     /// where things are: a server's `error_description` (which may quote an e-mail address), a
     /// user identifier, a file path with the user's name. Log it as private where the log is
-    /// kept beyond the app (``OSLogSessionObserver`` does); ``publicLogSummary`` is the part that
+    /// kept beyond the app (`OSLogSessionObserver` does); ``publicLogSummary`` is the part that
     /// may be shown in clear.
     public var logLine: String {
         "AuthSessionKit [\(severity)] \(description)"
