@@ -24,6 +24,7 @@ public final class ManualClock: AuthSessionClock {
 
     private struct State: WaitableState {
         var now: Date
+        var uptime: TimeInterval = 0
         var sleepers: [UInt64: Sleeper] = [:]
         var cancelledBeforeSleeping: Set<UInt64> = []
         var nextSleeperID: UInt64 = 0
@@ -65,6 +66,12 @@ public final class ManualClock: AuthSessionClock {
             return max(state.now, deadline)
         }
         return moved
+    }
+
+    /// Seconds the clock has moved forward in all: moving it back (a clock set back) leaves it
+    /// as it is, as the system's uptime does.
+    public var uptime: TimeInterval {
+        state.withLock { $0.uptime }
     }
 
     /// The number of tasks sleeping on the clock now.
@@ -132,6 +139,7 @@ public final class ManualClock: AuthSessionClock {
     private func move(to target: (State) -> Date) {
         let due = state.mutateAndNotify { state in
             let destination = target(state)
+            state.uptime += max(0, destination.timeIntervalSince(state.now))
             state.now = destination
             let due = state.sleepers.filter { $0.value.deadline <= destination }
                 .sorted { ($0.value.deadline, $0.key) < ($1.value.deadline, $1.key) }

@@ -23,9 +23,19 @@ public protocol AuthSessionClock: Sendable {
     /// - Parameter deadline: The date to sleep until.
     /// - Throws: `CancellationError` if the task is cancelled first.
     func sleep(until deadline: Date) async throws
+
+    /// Seconds that only ever go forward, whatever is done to ``now`` (a clock set back, set
+    /// forward): how the session manager measures how long it has seen another process's refresh
+    /// lease, independently of the wall clock.
+    ///
+    /// The default implementation is the system's uptime (`ProcessInfo.systemUptime`).
+    var uptime: TimeInterval { get }
 }
 
 extension AuthSessionClock {
+
+    /// The system's uptime: `ProcessInfo.processInfo.systemUptime`.
+    public var uptime: TimeInterval { ProcessInfo.processInfo.systemUptime }
 
     /// Sleeps in real time for the interval between ``now`` and `deadline`.
     ///

@@ -69,6 +69,7 @@ public final class BackgroundRefresh: Sendable {
         let before = provider.session
         let horizon = horizon
         let provider = provider
+        let time = time
         let outcome = await withTaskGroup(of: BackgroundRefreshResult.Outcome?.self) { group in
             group.addTask {
                 do throws(ManagedSessionError) {
@@ -86,6 +87,8 @@ public final class BackgroundRefresh: Sendable {
             }
             let first = await group.next() ?? nil
             group.cancelAll()
+            // A refresh that failed because the time ran out (nothing sent) ended by the expiry.
+            if case .failed = first, time.hasExpired { return BackgroundRefreshResult.Outcome.expired }
             return first ?? .expired
         }
         return BackgroundRefreshResult(

@@ -55,10 +55,12 @@ extension ManagedSessionProvider {
         /// exchange with the server a little before the lease lapses (and reports a timeout), so a
         /// running owner never loses its lease mid-call. 120 seconds by default: longer than
         /// ``RetryPolicy/standard``'s attempts with a 30-second transport timeout need; raise it with
-        /// a longer transport timeout. At least 2 seconds.
+        /// a longer transport timeout. At least 2 seconds, at most ``RefreshLease/maximumDuration``
+        /// (15 minutes). Other processes honour the duration this one records in its lease,
+        /// whatever theirs is.
         public var refreshLeaseDuration: TimeInterval {
             get { leaseDuration }
-            set { leaseDuration = max(2, newValue) }
+            set { leaseDuration = min(RefreshLease.maximumDuration, max(2, newValue)) }
         }
 
         private var leaseDuration: TimeInterval = 120

@@ -546,11 +546,12 @@ struct ManagedSessionMachine {
     /// another process's, and stands (its owner may be running and its deadline is ahead). A
     /// lease of this process is one an earlier flight of its own left; a lease about another token
     /// is about a session already rotated or replaced.
-    func claim(
+    mutating func claim(
         _ flight: RefreshFlight,
         found: StoreSnapshot,
         owner: RefreshLease.Owner,
-        now: Date
+        now: Date,
+        uptime: TimeInterval
     ) -> RefreshClaim {
         guard isCurrent(flight), let refreshToken = flight.session.refreshToken else { return .stale }
         let lease = RefreshLease(
@@ -571,28 +572,57 @@ struct ManagedSessionMachine {
                 return .signedOutElsewhere
             }
         }
-        if let standing = found.lease, leaseStands(standing, for: flight, owner: owner, now: now),
-            found.isLeaseOwnerRunning
+        if let standing = found.lease, found.isLeaseOwnerRunning,
+            let remaining = leaseRemaining(standing, for: flight, owner: owner, now: now, uptime: uptime)
         {
-            return .wait(until: Date(timeIntervalSince1970: effectiveDeadline(of: standing)))
+            if leaseSighting?.lease != standing {
+                leaseSighting = LeaseSighting(lease: standing, uptime: uptime)
+            }
+            return .wait(until: now.addingTimeInterval(remaining))
         }
         return .present(lease)
     }
 
-    /// Whether `lease` keeps `flight` from presenting its refresh token: it is about that token,
-    /// another owner's, started no later than a minute from now, and its deadline (at most
-    /// ``ManagedSessionProvider/Configuration/refreshLeaseDuration`` after its start) is ahead.
-    /// A lease from the future or with a deadline beyond any exchange (a clock set back, a
-    /// hostile file) stands no longer than a lease this manager records. (Whether its owner still
-    /// runs is the caller's to ask.)
-    func leaseStands(_ lease: RefreshLease, for flight: RefreshFlight, owner: RefreshLease.Owner, now: Date) -> Bool {
-        let now = now.timeIntervalSince1970
-        return isCurrent(flight) && lease.covers(flight.session.refreshToken) && lease.owner != owner
-            && lease.startedAt <= now + 60 && effectiveDeadline(of: lease) > now
+    /// When this manager first saw the lease that holds its refresh back, on the clock's
+    /// ``AuthSessionClock/uptime``.
+    struct LeaseSighting: Equatable {
+        let lease: RefreshLease
+        let uptime: TimeInterval
     }
 
-    private func effectiveDeadline(of lease: RefreshLease) -> TimeInterval {
-        min(lease.deadline, lease.startedAt + configuration.refreshLeaseDuration)
+    private(set) var leaseSighting: LeaseSighting?
+
+    /// How many more seconds `lease` keeps `flight` from presenting its refresh token, or `nil`
+    /// when it does not: it must be about that token and another owner's (whether its owner still
+    /// runs is the caller's to ask).
+    ///
+    /// One rule, the same in every process whatever its own settings or clock: a lease lasts the
+    /// duration its owner recorded (`deadline - startedAt`), at most
+    /// ``RefreshLease/maximumDuration``, and stands while both of these say so:
+    /// - the wall clock: until `startedAt` plus that duration (a lease whose start looks in the
+    ///   future, after a clock was set back, stands: its owner may be mid-exchange);
+    /// - this process's own, monotonic, count (``AuthSessionClock/uptime``): no longer than that
+    ///   duration after this manager first saw it, so that a clock set back, or a hostile file,
+    ///   cannot make it stand longer than a lease may.
+    ///
+    /// A clock set forward by more than a lease's duration still makes a live lease look lapsed
+    /// (the owner's exchange ends before its own cutoff, on its own monotonic time; see
+    /// <doc:HonestLimits>).
+    func leaseRemaining(
+        _ lease: RefreshLease,
+        for flight: RefreshFlight,
+        owner: RefreshLease.Owner,
+        now: Date,
+        uptime: TimeInterval
+    ) -> TimeInterval? {
+        guard isCurrent(flight), lease.covers(flight.session.refreshToken), lease.owner != owner else { return nil }
+        let duration = min(lease.deadline - lease.startedAt, RefreshLease.maximumDuration)
+        guard duration.isFinite, duration > 0 else { return nil }
+        let wallRemaining = lease.startedAt + duration - now.timeIntervalSince1970
+        let seen = leaseSighting?.lease == lease ? leaseSighting?.uptime ?? uptime : uptime
+        let observedRemaining = seen + duration - uptime
+        let remaining = min(wallRemaining, observedRemaining)
+        return remaining > 0 && remaining.isFinite ? remaining : nil
     }
 
     /// A refresh's answer came back with `refreshed`; the store (read inside exclusive access)

@@ -920,7 +920,9 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             do {
                 claim = try store.withExclusiveAccess { () throws -> RefreshClaim in
                     var found = try snapshot()
-                    var claim = state.withLock { $0.machine.claim(flight, found: found, owner: owner, now: clock.now) }
+                    var claim = state.withLock {
+                        $0.machine.claim(flight, found: found, owner: owner, now: clock.now, uptime: clock.uptime)
+                    }
                     if claim == .writeBack {
                         // This process still has the session, so it writes it back rather than
                         // reading the gap as a sign-out. Under the write lock, and only if no
@@ -937,7 +939,9 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                         }
                         guard try written.get() else { return .stale }
                         found.stored = .session(flight.session)
-                        claim = state.withLock { $0.machine.claim(flight, found: found, owner: owner, now: clock.now) }
+                        claim = state.withLock {
+                            $0.machine.claim(flight, found: found, owner: owner, now: clock.now, uptime: clock.uptime)
+                        }
                     }
                     if case .present(let lease) = claim {
                         try store.saveLease(lease)
@@ -1404,7 +1408,10 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         // failed) is this refresh's turn.
         if let flight = state.withLock({ $0.leaseWaiters.isEmpty ? nil : $0.machine.flight }),
             let lease = try? store.loadLease(),
-            state.withLock({ $0.machine.leaseStands(lease, for: flight, owner: leaseOwner, now: clock.now) })
+            state.withLock({
+                $0.machine.leaseRemaining(lease, for: flight, owner: leaseOwner, now: clock.now, uptime: clock.uptime)
+                    != nil
+            })
         {
             perform(effects)
             drainOutbox()

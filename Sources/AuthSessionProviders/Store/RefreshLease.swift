@@ -24,6 +24,11 @@ import Musl
 /// sign-in) blocks nobody.
 public struct RefreshLease: Hashable, Sendable, Codable, CustomStringConvertible {
 
+    /// The longest a lease stands, whatever its owner recorded: 15 minutes. Every process reads a
+    /// lease by the same rule, from what its owner recorded and this bound, whatever its own
+    /// ``ManagedSessionProvider/Configuration/refreshLeaseDuration``.
+    public static let maximumDuration: TimeInterval = 900
+
     /// The process that holds a lease.
     public struct Owner: Hashable, Sendable, Codable, CustomStringConvertible {
 
