@@ -113,6 +113,9 @@ enum ManagerEffect {
     case redact(ManagedSession?, decision: UInt64)
     /// Sign out, with the generation the decision was made in.
     case signOut(error: ManagedSessionError, generation: UInt64)
+    /// Write the runtime session back over bytes the store found unreadable and set aside, if the
+    /// store still holds nothing readable.
+    case writeBack(generation: UInt64)
 }
 
 /// The session manager's rules as a value type: no locks, no I/O, no clock reads. Each input
@@ -679,7 +682,12 @@ struct ManagedSessionMachine {
         case .ready:
             break
         }
-        guard let session, case .session(let stored) = found else { return [] }
+        guard let session else { return [] }
+        guard case .session(let stored) = found else {
+            // Unreadable bytes, set aside by the store (another process read them first): not a
+            // sign-out. This process's session is the one to keep, and is written back.
+            return [.writeBack(generation: generation)]
+        }
         if isSessionUnsaved {
             // The store holds the tokens the pending write replaces, or (it landed) this
             // process's own.

@@ -724,6 +724,8 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 }
             case .rewriteLater(let generation, let delay):
                 schedule(.rewrite, after: delay) { provider in provider.rewrite(generation: generation) }
+            case .writeBack(let generation):
+                writeBack(generation: generation)
             case .resume(let waiters, let result):
                 answers.append((waiters, result))
             case .redact(let session, let decision):
@@ -1310,6 +1312,37 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         } catch .corrupt {
             return .unreadable
         }
+    }
+
+    /// Writes the runtime session back over unreadable bytes the store set aside, on a thread of
+    /// its own (it takes the store's exclusive access), if the store still holds nothing readable
+    /// and the session is still the one of `generation`: a session another process wrote back
+    /// first, or signed in, is what a later notice brings; a removal (a sign-out elsewhere) is not
+    /// undone.
+    private func writeBack(generation: UInt64) {
+        beginOperation()
+        let thread = Thread { [self] in
+            withBackgroundTask("AuthSessionKit.writeBack") { time in
+                guard !time.hasExpired else { return }
+                _ = try? store.withExclusiveAccess {
+                    writeLock.withLock { _ in
+                        guard let session = state.withLock({ $0.machine.generation == generation ? $0.machine.session : nil }),
+                            case .unreadable? = try? loadForCompare()
+                        else { return }
+                        do throws(SessionStoreError) {
+                            try store.save(session)
+                        } catch {
+                            let reported = AuthSessionError.sessionFetchFailed(error: ManagedSessionError.storage(error))
+                            state.withLock { $0.machine.outbox.append(.unexpectedError(reported)) }
+                        }
+                    }
+                }
+            }
+            drainOutbox()
+            endOperation()
+        }
+        thread.name = "AuthSessionKit.writeBack"
+        thread.start()
     }
 
     private func compareAndRewrite(generation: UInt64) -> [ManagerEffect] {

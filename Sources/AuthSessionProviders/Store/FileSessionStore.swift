@@ -194,6 +194,11 @@ public final class FileSessionStore: SessionStore {
         do {
             descriptor = try FileSystem.openFile(path, O_RDONLY | O_NONBLOCK)
         } catch .io(_, _, let code) where code == ENOENT {
+            // No file: nobody is signed in, unless it was set aside as unreadable since the last
+            // save (a process sharing the store read it first), which is no sign-out.
+            if let setAside = setAsideRecord() {
+                throw .corrupt(reason: "the session file was unreadable and set aside", setAsideAt: setAside)
+            }
             return nil
         }
         defer { close(descriptor) }
@@ -233,6 +238,7 @@ public final class FileSessionStore: SessionStore {
             }
             close(descriptor)
             try FileSystem.renameItem(temporary, to: path)
+            try? FileSystem.unlinkIfPresent(setAsideRecordPath)
         } catch {
             close(descriptor)
             try? FileSystem.unlinkIfPresent(temporary)
@@ -251,6 +257,7 @@ public final class FileSessionStore: SessionStore {
     public func remove() throws(SessionStoreError) {
         guard let folder = try FileSystem.status(of: directoryPath) else { return }
         try FileSystem.checkPrivate(folder, at: directoryPath, isDirectory: true)
+        try? FileSystem.unlinkIfPresent(setAsideRecordPath)
         guard let existing = try FileSystem.status(of: path) else { return }
         try FileSystem.checkPrivate(existing, at: path, isDirectory: false)
         try FileSystem.unlinkIfPresent(path)
@@ -350,6 +357,17 @@ public final class FileSessionStore: SessionStore {
             && isPlainComponent(length: bytes.count, dots: bytes.count(where: { $0 == UInt8(ascii: ".") }))
     }
 
+    /// Writes the set-aside record (a new private file renamed over the old), best effort.
+    private func writeSetAsideRecord(_ destination: String) {
+        let temporary = temporaryPath()
+        guard let descriptor = try? FileSystem.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600) else { return }
+        let written = (try? FileSystem.writeAll(Data(destination.utf8), to: descriptor, path: temporary)) != nil
+        close(descriptor)
+        if !written || (try? FileSystem.renameItem(temporary, to: setAsideRecordPath)) == nil {
+            try? FileSystem.unlinkIfPresent(temporary)
+        }
+    }
+
     /// A name for a new file beside the session file, unique to this process and call.
     private func temporaryPath() -> String {
         let count = temporaryCounter.withLock { counter in
@@ -360,14 +378,30 @@ public final class FileSessionStore: SessionStore {
             "\(directoryPath)/.\(fileComponent).tmp-\(getpid())-\(count)-\(UInt32.random(in: 0...UInt32.max))"
     }
 
+    /// The sibling file that says the session file was set aside as unreadable, and where: until
+    /// the next save or removal, a load that finds no session file reports the set-aside bytes
+    /// (`.corrupt`), never "no session", so that processes sharing the store do not read the
+    /// set-aside as a sign-out.
+    private var setAsideRecordPath: String { "\(path).set-aside" }
+
+    /// Where the record says the unreadable file went, if there is a record.
+    private func setAsideRecord() -> String? {
+        guard let descriptor = try? FileSystem.openFile(setAsideRecordPath, O_RDONLY | O_NONBLOCK) else { return nil }
+        defer { close(descriptor) }
+        let data = try? FileSystem.readAll(descriptor, expectedSize: 0, limit: 4096, path: setAsideRecordPath)
+        return data.map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
     /// Moves the corrupt file aside, if the file at the session path is still the one that was
-    /// read (another process may have saved a good one meanwhile); returns where it went.
+    /// read (another process may have saved a good one meanwhile); returns where it went. The
+    /// record of it is written first: a process that finds the file gone reads the record.
     private func setAside(file: stat) -> String? {
         guard let current = try? FileSystem.status(of: path), current.st_dev == file.st_dev,
             current.st_ino == file.st_ino
         else { return nil }
         let stamp = Int(Date().timeIntervalSince1970)
         let destination = "\(path).corrupt-\(stamp)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+        writeSetAsideRecord(destination)
         guard (try? FileSystem.renameItem(path, to: destination)) != nil else { return nil }
         try? FileSystem.synchronizeDirectory(directoryPath)
         return destination
