@@ -1326,13 +1326,18 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 guard !time.hasExpired else { return }
                 _ = try? store.withExclusiveAccess {
                     writeLock.withLock { _ in
-                        guard let session = state.withLock({ $0.machine.generation == generation ? $0.machine.session : nil }),
+                        guard
+                            let session = state.withLock({
+                                $0.machine.generation == generation ? $0.machine.session : nil
+                            }),
                             case .unreadable? = try? loadForCompare()
                         else { return }
                         do throws(SessionStoreError) {
                             try store.save(session)
                         } catch {
-                            let reported = AuthSessionError.sessionFetchFailed(error: ManagedSessionError.storage(error))
+                            let reported = AuthSessionError.sessionFetchFailed(
+                                error: ManagedSessionError.storage(error)
+                            )
                             state.withLock { $0.machine.outbox.append(.unexpectedError(reported)) }
                         }
                     }

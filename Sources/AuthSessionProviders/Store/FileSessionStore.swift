@@ -360,7 +360,9 @@ public final class FileSessionStore: SessionStore {
     /// Writes the set-aside record (a new private file renamed over the old), best effort.
     private func writeSetAsideRecord(_ destination: String) {
         let temporary = temporaryPath()
-        guard let descriptor = try? FileSystem.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600) else { return }
+        guard let descriptor = try? FileSystem.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600) else {
+            return
+        }
         let written = (try? FileSystem.writeAll(Data(destination.utf8), to: descriptor, path: temporary)) != nil
         close(descriptor)
         if !written || (try? FileSystem.renameItem(temporary, to: setAsideRecordPath)) == nil {

@@ -18,7 +18,9 @@ struct CorruptWhileRunningTests {
         let clock = ManualClock()
         let server = InProcessAuthorizationServer(clock: clock)
         server.register(alice, password: alicePassword)
-        func manager() -> (ManagedSessionProvider, RecordingAuthSessionDelegate, AuthSessionHandle<ManagedSessionProvider>) {
+        func manager() -> (
+            ManagedSessionProvider, RecordingAuthSessionDelegate, AuthSessionHandle<ManagedSessionProvider>
+        ) {
             let provider = ManagedSessionProvider(
                 store: FileSessionStore(directory: folder.url),
                 remote: server,
@@ -64,12 +66,17 @@ struct CorruptWhileRunningTests {
             #expect(!recorder.events.contains { if case .logout = $0 { true } else { false } }, "\(recorder.events)")
         }
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.url.path)
-        #expect(names.contains { $0.hasPrefix("session.json.corrupt-") }, "the unreadable bytes are kept aside: \(names)")
+        #expect(
+            names.contains { $0.hasPrefix("session.json.corrupt-") },
+            "the unreadable bytes are kept aside: \(names)"
+        )
         #expect(!names.contains("session.json.set-aside"), "the save cleared the record")
         #expect(server.revokedTokens.isEmpty)
     }
 
-    @Test("after a set-aside, a load that finds no file reports the set-aside, not 'no session'; a save or a removal ends it")
+    @Test(
+        "after a set-aside, a load that finds no file reports the set-aside, not 'no session'; a save or a removal ends it"
+    )
     func setAsideRecord() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
