@@ -317,6 +317,11 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// Signs out: local first (the runtime session, the store, the event), then the refresh token
     /// is revoked at the backend, best effort, without waiting for it.
     ///
+    /// It removes only what this process owns: the stored session descending from its sign-in
+    /// (a rotation another process made included), never a sign-in another process made since.
+    /// With no session here it removes nothing once the launch read the store, so calling it to
+    /// tidy up after hearing a sign-out is safe.
+    ///
     /// - Parameter error: Why (a biometric failure, say), or `nil` for a voluntary sign-out.
     /// - Throws: ``ManagedSessionError/storage(_:)`` when the stored session could not be
     ///   removed. The user is signed out in memory all the same.
@@ -1551,11 +1556,15 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         removesNow: Bool
     ) -> SignOutOutcome? {
         let plan = state.withLock {
-            state -> (ended: ManagedSession?, unsavedOver: String?, effects: [ManagerEffect])? in
+            state -> (ended: ManagedSession?, unsavedOver: String?, owed: PendingRemoval?, effects: [ManagerEffect])? in
             if let ifGeneration, ifGeneration != state.machine.generation { return nil }
             let unsavedOver = state.machine.isSessionUnsaved ? state.machine.unsavedOver : nil
+            // With no session here, what this sign-out still owes the store: before the launch
+            // read it, whatever is stored; after, only a removal an earlier sign-out could not
+            // make yet.
+            let owed = state.machine.phase == .ready ? state.pendingRemoval : .anySession
             let plan = state.machine.signOut(error: reason)
-            return (plan.ended, unsavedOver, plan.effects)
+            return (plan.ended, unsavedOver, owed, plan.effects)
         }
         guard let plan else { return nil }
         let pending: PendingRemoval?
@@ -1563,10 +1572,11 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         case .thisUser:
             // The stored session goes if it descends from this sign-in (its lineage: the tokens
             // another process rotated it to included), or holds its tokens; a session another
-            // process signed in since stays. A sign-out with no session here (signed out already,
-            // or the launch still waiting for a locked store) removes whatever is stored: no
-            // session on this device is what the user asked for.
-            pending = plan.ended.map { PendingRemoval.sessionOf($0, alsoHolding: plan.unsavedOver) } ?? .anySession
+            // process signed in since stays. A sign-out with no session here removes nothing once
+            // the store was read (signed out already: what is stored now is a sign-in made since,
+            // someone else's); before the launch read it (not started, or waiting for a locked
+            // store) it removes whatever is stored, the session this process would have restored.
+            pending = plan.ended.map { PendingRemoval.sessionOf($0, alsoHolding: plan.unsavedOver) } ?? plan.owed
         case .endedSession:
             // The tokens it ended, or the ones the store still holds while a write of their
             // rotation is pending.
@@ -1917,7 +1927,8 @@ private enum PendingRemoval {
     /// The one descending from a sign-in: its lineage (or, for a session stored before lineages,
     /// its subject), or one holding any of its tokens.
     case session(subject: String, lineage: String?, tokens: Set<String>)
-    /// Whatever is stored: the sign-out came while the launch waited for a locked store.
+    /// Whatever is stored: the sign-out came before the launch read the store (not started, or
+    /// waiting for a locked store).
     case anySession
     /// A session holding one of these access or refresh tokens.
     case tokens(Set<String>)

@@ -174,3 +174,37 @@ struct LeaseRuleTests {
         #expect(configuration.refreshLeaseDuration == RefreshLease.maximumDuration)
     }
 }
+
+@Suite("A sign-out removes only what it owns")
+struct SignOutOwnsTests {
+
+    @Test(
+        "a process that heard a sign-out and then calls signout() (to tidy up) leaves alone the session another process signed in since"
+    )
+    func signedOutProcessLeavesNewSignInAlone() async throws {
+        let clock = ManualClock()
+        let server = InProcessAuthorizationServer(clock: clock)
+        server.register(alice, password: alicePassword)
+        server.register(bob, password: bobPassword)
+        let store = MockSessionStore(postsChangeNotices: true)
+        let app = ManagerHarness(store: store, server: server, clock: clock)
+        try await app.signIn(alice)
+        let widget = ManagerHarness(store: store, server: server, clock: clock)
+        await widget.settle()
+        #expect(widget.provider.session?.user.identifier == alice.identifier)
+
+        try app.provider.signout(with: nil)
+        try await waitUntil(timeout: 60) { widget.provider.session == nil }
+        await widget.settle()
+
+        try await app.signIn(bob)
+        await widget.settle()
+        #expect(store.storedSession?.user.identifier == bob.identifier)
+
+        try widget.provider.signout(with: nil)
+        await widget.settle()
+        await app.settle()
+        #expect(store.storedSession?.user.identifier == bob.identifier, "bob's sign-in stays")
+        #expect(app.provider.session?.user.identifier == bob.identifier)
+    }
+}
