@@ -396,3 +396,111 @@ struct FileSessionStoreTests {
         #expect(problems.isEmpty, "\(problems.prefix(5))")
     }
 }
+
+@Suite("What killed saves leave behind")
+struct KilledSaveLeftoversTests {
+
+    /// The names of the files in `folder` whose bytes hold `needle`.
+    private func leftovers(in folder: TemporaryFolder, holding needle: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter { name in
+            guard let data = FileManager.default.contents(atPath: folder.url.appendingPathComponent(name).path) else {
+                return false
+            }
+            return String(decoding: data, as: UTF8.self).contains(needle)
+        }
+    }
+
+    @Test(
+        "saves killed with SIGKILL mid-write leave files holding tokens; the next save clears those of dead processes and a sign-out leaves no token in the folder"
+    )
+    func killedSavesLeaveNoTokenAfterSignOut() async throws {
+        try #require(Worker.url != nil, "the SessionStoreWorker executable is built with the tests")
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let store = FileSessionStore(directory: folder.url)
+        // Kills writers until one leaves its new file behind (each kill lands anywhere in a save;
+        // with fsync a save spends much of its time with its new file written).
+        let killUntilLeftBehind: @Sendable () throws -> [String] = {
+            for _ in 0..<400 {
+                let worker = try WorkerProcess(["save-loop", folder.url.path])
+                var saved = 0
+                while saved < 2, let line = worker.readLine() {
+                    if line.hasPrefix("saved") { saved += 1 }
+                }
+                worker.kill()
+                _ = worker.remainingLines()
+                _ = worker.wait()
+                let left = try FileManager.default.contentsOfDirectory(atPath: folder.url.path)
+                    .filter { $0.contains(".tmp-") }
+                if !left.isEmpty { return left }
+            }
+            return []
+        }
+        let left = try await onOwnThread(killUntilLeftBehind)
+        try #require(!left.isEmpty, "a kill left a new file behind, as the reviewers saw")
+
+        try store.save(
+            ManagedSession(
+                accessToken: "fresh",
+                expiresAt: 1_800_003_600,
+                issuedAt: 1_800_000_000,
+                user: ManagedUser(identifier: "worker")
+            )
+        )
+        let afterSave = try FileManager.default.contentsOfDirectory(atPath: folder.url.path)
+        #expect(!afterSave.contains { $0.contains(".tmp-") }, "a save clears what dead processes left: \(afterSave)")
+
+        // Leave one behind again, then sign out: nothing in the folder holds a token.
+        let leftAgain = try await onOwnThread(killUntilLeftBehind)
+        try #require(!leftAgain.isEmpty)
+        try store.remove()
+        #expect(try leftovers(in: folder, holding: "access-").isEmpty)
+        #expect(try leftovers(in: folder, holding: "fresh").isEmpty)
+        let afterSignOut = try FileManager.default.contentsOfDirectory(atPath: folder.url.path)
+        #expect(!afterSignOut.contains { $0.contains(".tmp-") }, "\(afterSignOut)")
+    }
+
+    @Test("a new file of a process that still runs is left alone until it is ten minutes old")
+    func liveWritersFileIsKept() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let store = FileSessionStore(directory: folder.url)
+        // This process's pid stands for a live writer mid-save; pid 1 for another live process.
+        let mine = folder.url.appendingPathComponent(".session.json.tmp-\(getpid())-9-1").path
+        let others = folder.url.appendingPathComponent(".session.json.tmp-1-1-1").path
+        let stale = folder.url.appendingPathComponent("session.json.lease.tmp-1-2").path
+        for path in [mine, others, stale] {
+            #expect(FileManager.default.createFile(atPath: path, contents: Data("access-x".utf8)))
+            chmod(path, 0o600)
+        }
+        let old = Date(timeIntervalSinceNow: -(FileSessionStore.abandonedFileAge + 60))
+        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: stale)
+        try store.remove()
+        #expect(FileManager.default.fileExists(atPath: mine), "a save in flight here keeps its file")
+        #expect(FileManager.default.fileExists(atPath: others), "so does one in flight in a live process")
+        #expect(!FileManager.default.fileExists(atPath: stale), "one older than any save is abandoned")
+    }
+
+    @Test("a sign-out deletes the unreadable bytes set aside for inspection: they may hold tokens")
+    func signOutDeletesSetAsideBytes() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let store = FileSessionStore(directory: folder.url)
+        let truncated = SessionFormat.encode(sampleSession()).dropLast(20)
+        #expect(FileManager.default.createFile(atPath: store.fileURL.path, contents: truncated))
+        chmod(store.fileURL.path, 0o600)
+        var setAside: String?
+        #expect {
+            try store.load()
+        } throws: { error in
+            guard case .corrupt(_, let path)? = error as? SessionStoreError else { return false }
+            setAside = path
+            return true
+        }
+        let path = try #require(setAside)
+        #expect(FileManager.default.fileExists(atPath: path), "kept for inspection")
+        try store.remove()
+        #expect(!FileManager.default.fileExists(atPath: path), "until the sign-out")
+        #expect(try store.load() == nil)
+    }
+}

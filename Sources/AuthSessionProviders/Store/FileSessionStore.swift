@@ -56,9 +56,13 @@ import Musl
 ///   other processes hear (``changeNotifier``: inotify on Linux, the Darwin notification center
 ///   on Apple platforms).
 /// - **Corrupt data**: bytes that are not a session are moved aside to
-///   `session.json.corrupt-<date>-<random>` (kept, for inspection), and reported as
+///   `session.json.corrupt-<date>-<random>` (kept for inspection until the next ``remove()``,
+///   since such bytes may hold tokens), and reported as
 ///   ``SessionStoreError/corrupt(reason:setAsideAt:)``; a file written by a newer version of the
 ///   package is left in place.
+/// - **Killed saves**: a save killed before its rename leaves its new file beside the session
+///   file, holding what it was writing. The next save or removal deletes those of processes that
+///   no longer run (and any older than ten minutes), so a sign-out leaves no token in the folder.
 /// - **Limits**: a stored file larger than 1 MiB is corrupt (a session is a few kilobytes).
 ///
 /// All operations are thread-safe.
@@ -239,6 +243,7 @@ public final class FileSessionStore: SessionStore {
             close(descriptor)
             try FileSystem.renameItem(temporary, to: path)
             try? FileSystem.unlinkIfPresent(setAsideRecordPath)
+            removeLeftovers(includingSetAside: false)
         } catch {
             close(descriptor)
             try? FileSystem.unlinkIfPresent(temporary)
@@ -258,6 +263,9 @@ public final class FileSessionStore: SessionStore {
         guard let folder = try FileSystem.status(of: directoryPath) else { return }
         try FileSystem.checkPrivate(folder, at: directoryPath, isDirectory: true)
         try? FileSystem.unlinkIfPresent(setAsideRecordPath)
+        // Before the session file: a sign-out leaves no token in the folder, whatever a killed
+        // save or an unreadable file left there.
+        removeLeftovers(includingSetAside: true)
         guard let existing = try FileSystem.status(of: path) else { return }
         try FileSystem.checkPrivate(existing, at: path, isDirectory: false)
         try FileSystem.unlinkIfPresent(path)
@@ -378,6 +386,53 @@ public final class FileSessionStore: SessionStore {
         }
         return
             "\(directoryPath)/.\(fileComponent).tmp-\(getpid())-\(count)-\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    /// How old a new file of a live process must be to count as abandoned: no save takes this
+    /// long, so one that did was stopped or its process identifier reused.
+    static let abandonedFileAge: TimeInterval = 600
+
+    /// Deletes the new files that saves killed before their rename left beside the session file
+    /// (`.session.json.tmp-*`, `session.json.lease.tmp-*`, each holding what was being written,
+    /// tokens included): those of a process that no longer runs, and any older than
+    /// ``abandonedFileAge``. With `includingSetAside` (a removal: a sign-out), the unreadable files
+    /// set aside for inspection go too, since they may hold tokens. Best effort: a file that
+    /// cannot be listed or deleted stays, and the next save or removal tries again.
+    private func removeLeftovers(includingSetAside: Bool) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directoryPath) else { return }
+        let sessionPrefix = ".\(fileComponent).tmp-"
+        let leasePrefix = "\(fileComponent).lease.tmp-"
+        let setAsidePrefix = "\(fileComponent).corrupt-"
+        let now = Date().timeIntervalSince1970
+        for name in names {
+            let suffix: Substring
+            if name.hasPrefix(sessionPrefix) {
+                suffix = name.dropFirst(sessionPrefix.count)
+            } else if name.hasPrefix(leasePrefix) {
+                suffix = name.dropFirst(leasePrefix.count)
+            } else {
+                if includingSetAside && name.hasPrefix(setAsidePrefix) {
+                    try? FileSystem.unlinkIfPresent("\(directoryPath)/\(name)")
+                }
+                continue
+            }
+            let filePath = "\(directoryPath)/\(name)"
+            guard let info = try? FileSystem.status(of: filePath), UInt32(info.st_uid) == FileSystem.currentUser else {
+                continue
+            }
+            let age = now - FileSystem.modificationTime(of: info)
+            let owner = suffix.split(separator: "-", maxSplits: 1).first.flatMap { pid_t($0) }
+            if age > Self.abandonedFileAge || owner.map(Self.processIsGone) ?? false {
+                try? FileSystem.unlinkIfPresent(filePath)
+            }
+        }
+    }
+
+    /// Whether no process runs with this identifier (`kill` with no signal answers `ESRCH`); this
+    /// process and one that cannot be asked (`EPERM`) count as running.
+    private static func processIsGone(_ pid: pid_t) -> Bool {
+        guard pid > 0, pid != getpid() else { return false }
+        return kill(pid, 0) == -1 && errno == ESRCH
     }
 
     /// The sibling file that says the session file was set aside as unreadable, and where: until

@@ -22,7 +22,8 @@ public enum SessionStoreError: Error, Sendable, Hashable {
     case unavailable(reason: String)
 
     /// The stored bytes are not a session of any known format. They were moved aside to
-    /// `setAsideAt` (kept, for inspection), so the next save starts afresh.
+    /// `setAsideAt`, for inspection, so the next save starts afresh (``FileSessionStore`` keeps
+    /// them until its next removal, a sign-out: such bytes may hold tokens).
     case corrupt(reason: String, setAsideAt: String?)
 
     /// The stored session was written by a newer version of this package, in a format this one
