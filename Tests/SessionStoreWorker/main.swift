@@ -9,6 +9,8 @@
 //   SessionStoreWorker save <folder> <n>                  one save of session n
 //   SessionStoreWorker load <folder>                      prints the loaded counter, "none", or
 //                                                          the error
+//   SessionStoreWorker hold-and-stop <folder>             takes the exclusive access, prints
+//                                                          "holding" and stops itself (SIGSTOP)
 //   SessionStoreWorker gated-launch <folder>              launches a session manager and a handle
 //                                                          over the stored session with this
 //                                                          platform's default biometric gate (on
@@ -85,6 +87,14 @@ func run(_ arguments: [String]) throws {
         } catch {
             say("error: \(error)")
         }
+    case "hold-and-stop":
+        // Stops itself inside the store's exclusive access, as a process the system suspends or a
+        // debugger stops there would be; the test sends SIGCONT or SIGKILL.
+        try store.withExclusiveAccess {
+            say("holding")
+            raise(SIGSTOP)
+        }
+        say("released")
     case "gated-launch":
         try gatedLaunch(store)
     default:

@@ -122,12 +122,47 @@ final class FileCoordination: Sendable {
     /// locking, checks that the open file is still the one at the path (same device and inode):
     /// if the folder or the file was replaced, a newcomer would lock the new one, so the old one
     /// is closed and the new one opened and locked instead.
-    func withExclusiveAccess<Result>(_ body: () throws -> Result) throws -> Result {
+    ///
+    /// Another process holds the lock for microseconds; one that holds it longer was stopped
+    /// (`SIGSTOP`, a debugger, the system suspending it) or hangs. The wait for it is bounded:
+    /// after `waitLimit` seconds it ends with ``SessionStoreError/unavailable(reason:)``, which says
+    /// so, rather than blocking the caller's thread until that process runs again.
+    func withExclusiveAccess<Result>(
+        waitingAtMost waitLimit: TimeInterval = FileCoordination.defaultWaitLimit,
+        _ body: () throws -> Result
+    ) throws -> Result {
         try exclusive.withLock { descriptor in
-            // Waiting, the lock is always taken.
-            let lockFile = try lockFileAtPath(&descriptor, waits: true)!
+            let lockFile = try lockFileAtPath(&descriptor, waitLimit: waitLimit)
             defer { try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath) }
             return try body()
+        }
+    }
+
+    /// How long ``withExclusiveAccess(waitingAtMost:_:)`` waits for another process by default.
+    static let defaultWaitLimit: TimeInterval = 10
+
+    /// Why a wait for the lock ended.
+    static func heldTooLong(_ waitLimit: TimeInterval) -> SessionStoreError {
+        let seconds = waitLimit == waitLimit.rounded() ? "\(Int(waitLimit))" : String(format: "%.1f", waitLimit)
+        return .unavailable(
+            reason:
+                "another process has held the store's exclusive access for over \(seconds) s (it may be stopped or suspended); try again later"
+        )
+    }
+
+    /// Takes the lock on the file now at the path, waiting at most `waitLimit` seconds for
+    /// another process: tries without blocking, then sleeps a little longer each time (from
+    /// 50 µs up to 5 ms), so a lock held for microseconds is had at once and a stopped holder
+    /// costs a few hundred wake-ups a second.
+    private func lockFileAtPath(_ descriptor: inout Int32?, waitLimit: TimeInterval) throws(SessionStoreError) -> Int32
+    {
+        let start = ProcessInfo.processInfo.systemUptime
+        var pause: useconds_t = 50
+        while true {
+            if let lockFile = try tryLockFileAtPath(&descriptor) { return lockFile }
+            if ProcessInfo.processInfo.systemUptime - start >= waitLimit { throw Self.heldTooLong(waitLimit) }
+            usleep(pause)
+            pause = min(pause * 2, 5_000)
         }
     }
 
@@ -135,27 +170,23 @@ final class FileCoordination: Sendable {
     /// or process holds it.
     func withExclusiveAccessIfAvailable<Result>(_ body: () throws -> Result) throws -> Result? {
         let outcome = try exclusive.withLockIfAvailable { descriptor -> Result? in
-            guard let lockFile = try lockFileAtPath(&descriptor, waits: false) else { return nil }
+            guard let lockFile = try tryLockFileAtPath(&descriptor) else { return nil }
             defer { try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath) }
             return try body()
         }
         return outcome ?? nil
     }
 
-    /// Locks the lock file now at the path, opening it into `descriptor` if needed and reopening
-    /// it if the file there was replaced; the locked descriptor, or `nil` if `waits` is false and
+    /// Locks the lock file now at the path if no one holds it, opening it into `descriptor` if
+    /// needed and reopening it if the file there was replaced; the locked descriptor, or `nil` if
     /// another holds the lock.
-    private func lockFileAtPath(_ descriptor: inout Int32?, waits: Bool) throws(SessionStoreError) -> Int32? {
+    private func tryLockFileAtPath(_ descriptor: inout Int32?) throws(SessionStoreError) -> Int32? {
         while true {
             if descriptor == nil {
                 descriptor = try openLockFile()
             }
             let lockFile = descriptor!
-            if waits {
-                try FileSystem.lock(lockFile, LOCK_EX, path: lockPath)
-            } else if try !FileSystem.tryLock(lockFile, path: lockPath) {
-                return nil
-            }
+            guard try FileSystem.tryLock(lockFile, path: lockPath) else { return nil }
             if isAtPath(lockFile) { return lockFile }
             try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath)
             close(lockFile)

@@ -82,6 +82,10 @@ public final class FileSessionStore: SessionStore {
     /// benchmark).
     public let synchronizesWrites: Bool
 
+    /// How long ``withExclusiveAccess(_:)`` waits for another process that holds the store, in
+    /// seconds, before it gives up with ``SessionStoreError/unavailable(reason:)``.
+    public let exclusiveAccessWaitLimit: TimeInterval
+
     private let path: String
     private let directoryPath: String
     /// The session file's name, as the last component of ``fileURL``.
@@ -101,18 +105,23 @@ public final class FileSessionStore: SessionStore {
     ///     with the app group's identifier for a folder in a macOS app group container, as a
     ///     sandboxed app's must. Elsewhere in a sandboxed macOS app, start it with the app group's
     ///     identifier. Ignored on other platforms.
+    ///   - exclusiveAccessWaitLimit: How long ``withExclusiveAccess(_:)`` waits for another
+    ///     process that holds the store (for microseconds, unless it was stopped) before it gives
+    ///     up with ``SessionStoreError/unavailable(reason:)``; 10 seconds by default.
     public convenience init(
         directory: URL,
         fileName: String = "session.json",
         synchronizesWrites: Bool = true,
-        changeNotificationName: String? = nil
+        changeNotificationName: String? = nil,
+        exclusiveAccessWaitLimit: TimeInterval = 10
     ) {
         self.init(
             directory: directory,
             fileName: fileName,
             synchronizesWrites: synchronizesWrites,
             changeNotificationName: changeNotificationName,
-            safeguarding: .platform
+            safeguarding: .platform,
+            exclusiveAccessWaitLimit: exclusiveAccessWaitLimit
         )
     }
 
@@ -122,9 +131,13 @@ public final class FileSessionStore: SessionStore {
         fileName: String = "session.json",
         synchronizesWrites: Bool = true,
         changeNotificationName: String? = nil,
-        safeguarding: FileSafeguarding
+        safeguarding: FileSafeguarding,
+        exclusiveAccessWaitLimit: TimeInterval = 10
     ) {
         self.synchronizesWrites = synchronizesWrites
+        // Not a number, or not positive: the default.
+        self.exclusiveAccessWaitLimit =
+            exclusiveAccessWaitLimit > 0 && exclusiveAccessWaitLimit.isFinite ? exclusiveAccessWaitLimit : 10
         if let folder = Self.plainPath(of: directory), Self.isPlainComponent(fileName) {
             // What `standardizedFileURL` and `appendingPathComponent` give for a path that is
             // already standard (absolute, no `.`, `..` or empty component, nothing they rewrite),
@@ -278,8 +291,11 @@ public final class FileSessionStore: SessionStore {
     /// Runs `body` holding this store's lock in this process and an exclusive `flock` on the
     /// sibling lock file, so no other thread or process sharing the file runs its own at the same
     /// time. Blocks the calling thread while another holds it, which is never for long: nothing
-    /// is held across the network. If the lock file (or its folder) was replaced while this
-    /// process held the old one open, the new one is opened and locked instead.
+    /// is held across the network. A process stopped while it holds it (`SIGSTOP`, a debugger,
+    /// the system suspending it) is waited for at most ``exclusiveAccessWaitLimit`` seconds: the
+    /// call then throws ``SessionStoreError/unavailable(reason:)``, whose reason says so. If the
+    /// lock file (or its folder) was replaced while this process held the old one open, the new
+    /// one is opened and locked instead.
     ///
     /// - Parameter body: The read-modify-write; it may call ``load()``, ``save(_:)``,
     ///   ``remove()``, ``loadLease()`` and ``saveLease(_:)``, not this method.
@@ -287,7 +303,7 @@ public final class FileSessionStore: SessionStore {
     /// - Throws: ``SessionStoreError`` if the lock file cannot be opened or locked (it is refused
     ///   like the session file if it is a link or not private), or what `body` throws.
     public func withExclusiveAccess<Result>(_ body: () throws -> Result) throws -> Result {
-        try coordination.withExclusiveAccess(body)
+        try coordination.withExclusiveAccess(waitingAtMost: exclusiveAccessWaitLimit, body)
     }
 
     /// ``withExclusiveAccess(_:)`` if no other thread or process holds it now; `nil` without
