@@ -18,6 +18,9 @@ import FoundationNetworking
 ///   packets: a server that trickles its answer, or holds it, fails with
 ///   `RemoteAuthError.Reason.timedOut` on time.
 /// - Redirects are not followed; cookies and caches are off (an ephemeral configuration).
+/// - A request made for a session manager's refresh is not handed to the network once that
+///   refresh's lease lapsed (a process stopped on its way here, then resumed): another process
+///   may have presented the same refresh token since. It fails as timed out, unsent.
 ///
 /// All operations are thread-safe.
 public final class URLSessionTransport: OAuth2HTTPTransport {
@@ -61,6 +64,10 @@ public final class URLSessionTransport: OAuth2HTTPTransport {
         -> OAuth2HTTPResponse
     {
         if Task.isCancelled { throw RemoteAuthError(.cancelled) }
+        // The refresh this request is made for, if it is one: once its lease lapsed (a process
+        // stopped in here, then resumed), another process may present the same token, so this
+        // request must not leave.
+        let window = RefreshSendingWindow.current
         // The watchdog keeps the exact timeout; FoundationNetworking gets whole seconds (it cuts
         // a fraction down, and under a second fails at once), and the watchdog fires first.
         let timeout = Self.clampedTimeout(request.timeoutInterval)
@@ -75,6 +82,11 @@ public final class URLSessionTransport: OAuth2HTTPTransport {
                 (continuation: CheckedContinuation<Result<OAuth2HTTPResponse, RemoteAuthError>, Never>) in
                 guard call.attach(continuation) else {
                     // Cancelled before it started: the caller has its answer; never send it.
+                    task.cancel()
+                    return
+                }
+                if let window, !window.isOpen {
+                    _ = call.finish(.failure(RemoteAuthError(.timedOut)))
                     task.cancel()
                     return
                 }

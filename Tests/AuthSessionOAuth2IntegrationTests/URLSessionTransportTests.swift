@@ -1,3 +1,4 @@
+import AuthSessionMocks
 import AuthSessionOAuth2
 import AuthSessionProviders
 import Foundation
@@ -58,6 +59,40 @@ import FoundationNetworking
         let sent = try #require(proxy.requests.first)
         #expect(sent.value(forHeader: "Connection")?.lowercased() != "close", "never Connection: close on a POST")
         #expect(sent.formParameters["grant_type"] == "refresh_token")
+    }
+
+    @Test(
+        "a refresh request whose lease lapsed while it was on its way (a process stopped in here, then resumed) never leaves"
+    )
+    func requestAfterTheLeaseLapsedIsNotSent() async throws {
+        let proxy = try proxy()
+        defer { proxy.stop() }
+        proxy.setFault(
+            .respond(status: 200, reason: "OK", headers: ["Content-Type": "application/json"], body: Data("{}".utf8))
+        )
+        let clock = ManualClock()
+        let window = RefreshSendingWindow(
+            clock: clock,
+            closesAt: clock.now.addingTimeInterval(55),
+            closesAtUptime: clock.uptime + 55
+        )
+        let transport = URLSessionTransport()
+        // Open: it is sent.
+        let answer = try await RefreshSendingWindow.$current.withValue(window) {
+            try await transport.send(request(proxy), maximumResponseSize: 1_024)
+        }
+        #expect(answer.statusCode == 200)
+        #expect(proxy.requests.count == 1)
+        // The wall clock set back an hour, then 56 s pass: closed by the uptime.
+        clock.advance(by: -3600)
+        clock.advance(by: 56)
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await RefreshSendingWindow.$current.withValue(window) {
+                try await transport.send(request(proxy), maximumResponseSize: 1_024)
+            }
+        }
+        #expect(error?.reason == .timedOut)
+        #expect(proxy.requests.count == 1, "nothing more reached the server")
     }
 
     @Test func redirectsAreNotFollowed() async throws {

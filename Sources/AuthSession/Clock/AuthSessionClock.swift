@@ -47,7 +47,8 @@ extension AuthSessionClock {
         guard interval > 0, interval.isFinite else { return }
         // Capped so the conversion never overflows; a longer sleep is not a meaningful request.
         let nanoseconds = UInt64(min(interval, 100 * 365 * 86_400) * 1_000_000_000)
-        try await Task.sleep(nanoseconds: nanoseconds)
+        // Not `Task.sleep`: a cancelled one keeps its timer until the deadline on Linux.
+        try await CancellableSleep.sleep(nanoseconds: nanoseconds)
     }
 
     /// Suspends the calling task for `interval` seconds of this clock's time.

@@ -190,8 +190,28 @@ extension ManagedSessionProvider {
 
         /// When a refresh abandons its exchange: a little before its lease lapses.
         func exchangeCutoff(of lease: RefreshLease) -> Date {
-            let margin = min(5, refreshLeaseDuration / 10)
-            return Date(timeIntervalSince1970: lease.deadline - margin)
+            Date(timeIntervalSince1970: lease.deadline - exchangeMargin)
+        }
+
+        /// How long before its lease lapses an exchange is abandoned.
+        var exchangeMargin: TimeInterval { min(5, refreshLeaseDuration / 10) }
+
+        /// The window in which the refresh under `lease`, claimed when `clock`'s uptime was
+        /// `claimedAtUptime`, may send its request: until the cutoff on the wall clock, and until
+        /// the same margin before the lease's recorded duration has passed on the uptime (which a
+        /// clock set back does not stretch: every other process counts the lease from when it
+        /// first saw it, no earlier than the claim).
+        func sendingWindow(
+            of lease: RefreshLease,
+            claimedAtUptime: TimeInterval,
+            clock: any AuthSessionClock
+        ) -> RefreshSendingWindow {
+            let duration = min(max(0, lease.deadline - lease.startedAt), RefreshLease.maximumDuration)
+            return RefreshSendingWindow(
+                clock: clock,
+                closesAt: exchangeCutoff(of: lease),
+                closesAtUptime: claimedAtUptime + duration - exchangeMargin
+            )
         }
 
         /// The margin for `session`: ``refreshMargin``, or half the token's lifetime when that is

@@ -917,6 +917,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     private func runRefresh(_ flight: RefreshFlight, time: BackgroundTime) -> RefreshOutcome {
         let owner = leaseOwner
         while true {
+            var claimedAtUptime: TimeInterval = 0
             if time.hasExpired {
                 return .failed(.storage(BackgroundTime.expiredError))
             }
@@ -951,6 +952,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                         }
                     }
                     if case .present(let lease) = claim {
+                        claimedAtUptime = clock.uptime
                         try store.saveLease(lease)
                         // From here until the token leaves, an expiry may give the lease back.
                         state.withLock { $0.unsentLeases[flight.id] = UnsentLease(lease) }
@@ -973,7 +975,8 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 instrumentation.counters(for: flight.id).waitedForLease()
                 waitForLease(of: flight, until: deadline, noticesSeen: noticesSeen)
             case .present(let lease):
-                return present(flight, lease: lease, time: time)
+                let window = configuration.sendingWindow(of: lease, claimedAtUptime: claimedAtUptime, clock: clock)
+                return present(flight, lease: lease, window: window, time: time)
             }
         }
     }
@@ -1020,7 +1023,12 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     }
 
     /// Presents the refresh token under `lease`, with nothing held, then commits.
-    private func present(_ flight: RefreshFlight, lease: RefreshLease, time: BackgroundTime) -> RefreshOutcome {
+    private func present(
+        _ flight: RefreshFlight,
+        lease: RefreshLease,
+        window: RefreshSendingWindow,
+        time: BackgroundTime
+    ) -> RefreshOutcome {
         // An expiry that came since the claim gave the lease back: nothing is sent under it.
         let unsent = state.withLock { $0.unsentLeases.removeValue(forKey: flight.id) } ?? UnsentLease(lease)
         guard let refreshToken = flight.session.refreshToken else {
@@ -1032,7 +1040,12 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         guard mayPresent else {
             return .failed(.storage(BackgroundTime.expiredError))
         }
-        let answer = presentOnce(refreshToken, cutoff: configuration.exchangeCutoff(of: lease), counters: counters)
+        let answer = presentOnce(
+            refreshToken,
+            cutoff: configuration.exchangeCutoff(of: lease),
+            window: window,
+            counters: counters
+        )
         if time.hasExpired {
             // No store access any more: the lease lapses by itself, rotated tokens stay unsaved.
             switch answer {
@@ -1103,10 +1116,14 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
 
     /// Presents `refreshToken`, retrying only failures the server did not act on, and blocks the
     /// calling thread (the refresh's own) until the answer, or until `cutoff`: a little before the
-    /// lease lapses the exchange is abandoned, as a timeout whose outcome is unknown.
+    /// lease lapses the exchange is abandoned, as a timeout whose outcome is unknown. No attempt
+    /// starts, and (through the package's transport) no request leaves, once `window` closed: a
+    /// process stopped inside its exchange past its lease and then resumed does not send a
+    /// refresh token another process may have presented since.
     private func presentOnce(
         _ refreshToken: String,
         cutoff: Date,
+        window: RefreshSendingWindow,
         counters: RefreshCounters
     ) -> Result<IssuedTokens, RemoteAuthError> {
         let answer = ConcurrencySafeContainer<Result<IssuedTokens, RemoteAuthError>?>(nil)
@@ -1116,16 +1133,19 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         let clock = clock
         let scope = configuration.refreshScope
         let exchange = Task.detached {
-            let result: Result<IssuedTokens, RemoteAuthError>
-            do throws(RemoteAuthError) {
-                result = .success(
-                    try await policy.run(clock: clock, isIdempotent: false) { _ throws(RemoteAuthError) in
-                        counters.attempted()
-                        return try await remote.refresh(refreshToken, scope: scope)
-                    }
-                )
-            } catch {
-                result = .failure(error.presenting(grantType: "refresh_token"))
+            let result = await RefreshSendingWindow.$current.withValue(window) {
+                () async -> Result<IssuedTokens, RemoteAuthError> in
+                do throws(RemoteAuthError) {
+                    return .success(
+                        try await policy.run(clock: clock, isIdempotent: false) { _ throws(RemoteAuthError) in
+                            guard window.isOpen else { throw RemoteAuthError(.timedOut) }
+                            counters.attempted()
+                            return try await remote.refresh(refreshToken, scope: scope)
+                        }
+                    )
+                } catch {
+                    return .failure(error.presenting(grantType: "refresh_token"))
+                }
             }
             let isFirst = answer.withLock { answer in
                 defer { if answer == nil { answer = result } }

@@ -208,3 +208,55 @@ struct SignOutOwnsTests {
         #expect(app.provider.session?.user.identifier == bob.identifier)
     }
 }
+
+@Suite("An exchange cannot leave after its lease lapsed")
+struct ExchangeAfterLapseTests {
+
+    @Test(
+        "a retry due after the lease lapsed on the uptime (the wall clock set back an hour meanwhile) is not sent: another process may have presented the token"
+    )
+    func retryAfterLapseIsNotSent() async throws {
+        let clock = ManualClock()
+        let server = InProcessAuthorizationServer(clock: clock)
+        server.register(alice, password: alicePassword)
+        let provider = ManagedSessionProvider(
+            store: MockSessionStore(),
+            remote: server,
+            retryPolicy: RetryPolicy(maximumRetries: 2, initialDelay: 10, multiplier: 1),
+            clock: clock,
+            configuration: .init(
+                checksCredentialState: false,
+                activationSignal: ManualActivationSignal(),
+                refreshLeaseDuration: 60
+            )
+        )
+        _ = try await provider.signIn(with: .password(username: alice.identifier, password: alicePassword))
+        await provider.waitUntilIdle()
+        let sleeping = clock.sleeperCount
+        server.enqueueRefreshFaults([.unavailable])
+        let refresh = Task { () -> ManagedSessionError? in
+            do throws(ManagedSessionError) {
+                _ = try await provider.refresh()
+                return nil
+            } catch {
+                return error
+            }
+        }
+        // The first presentation was answered 503; the retry waits 10 s, the watchdog until the
+        // cutoff (55 s).
+        try await clock.waitForSleepers(sleeping + 2, timeout: 60)
+        #expect(server.refreshLog.count == 1)
+        // The wall clock goes back an hour, then an hour and 10 s pass: the retry is due on the
+        // wall clock, the lease lapsed long ago on the uptime.
+        clock.advance(by: -3600)
+        clock.advance(by: 3610)
+        let error = await refresh.value
+        #expect(server.refreshLog.count == 1, "the refresh token was presented again after the lease lapsed")
+        guard case .remote(let remote)? = error else {
+            Issue.record("expected the refresh to fail as a timeout, got \(String(describing: error))")
+            return
+        }
+        #expect(remote.reason == .timedOut)
+        #expect(provider.session != nil, "a timeout signs no one out")
+    }
+}
