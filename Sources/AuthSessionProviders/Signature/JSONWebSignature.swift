@@ -8,7 +8,9 @@ import Foundation
 /// must not accept one it would ignore). Keys a header names or carries (`jku`, `jwk`, `x5u`,
 /// `x5c`) are never used: a token cannot choose the key that verifies it.
 ///
-/// ``description`` shows the algorithm and the key identifier, never the token.
+/// ``description`` shows the algorithm when it is a registered JWS algorithm, and whether there
+/// is a key identifier; never the token, and never a header value as it came (a server may echo
+/// anything into a header).
 ///
 /// All operations are thread-safe.
 public struct JSONWebSignature: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
@@ -70,16 +72,26 @@ public struct JSONWebSignature: Sendable, Hashable, CustomStringConvertible, Cus
         self.signature = Array(signature)
     }
 
-    /// The algorithm and the key identifier; never the token.
+    /// The algorithm (a registered JWS algorithm's name, or `unregistered`) and whether there is a
+    /// key identifier (`present` or `none`); never the token, never a header value as it came.
     public var description: String {
-        "JSONWebSignature(alg: \(RemoteAuthError.sanitized(String(algorithm.prefix(32)))), kid: \(keyID.map { RemoteAuthError.sanitized(String($0.prefix(64))) } ?? "none"))"
+        "JSONWebSignature(alg: \(displayedAlgorithm), kid: \(keyID == nil ? "none" : "present"))"
     }
 
     /// The same as ``description``.
     public var debugDescription: String { description }
 
-    /// A mirror with the algorithm and the key identifier only: `dump` never shows the token.
+    /// A mirror with the algorithm and the key identifier as ``description`` shows them: `dump`
+    /// never shows the token or a header value as it came.
     public var customMirror: Mirror {
-        Mirror(self, children: ["algorithm": algorithm, "keyID": keyID as Any], displayStyle: .struct)
+        Mirror(
+            self,
+            children: ["algorithm": displayedAlgorithm, "keyID": keyID == nil ? "none" : "present"],
+            displayStyle: .struct
+        )
+    }
+
+    private var displayedAlgorithm: String {
+        IDTokenValidationError.registeredAlgorithms.contains(algorithm) ? algorithm : "unregistered"
     }
 }
