@@ -59,7 +59,8 @@ public struct IDTokenClaims: Sendable, Hashable, CustomStringConvertible, Custom
     ///
     /// - Parameter token: The ID token.
     /// - Throws: ``IDTokenValidationError/malformed(_:)`` for anything but three base64url parts
-    ///   with a JSON object header and payload, or an `alg` of `none`;
+    ///   with a JSON object header and payload, for a header or payload that names a member
+    ///   twice (at any depth), or an `alg` of `none`;
     ///   ``IDTokenValidationError/missingClaim(_:)`` for a missing or mistyped `iss`, `sub`,
     ///   `aud`, `exp` or `iat`.
     public init(parsing token: String) throws(IDTokenValidationError) {
@@ -76,6 +77,10 @@ public struct IDTokenClaims: Sendable, Hashable, CustomStringConvertible, Custom
         else {
             throw .malformed("header or payload is not a JSON object")
         }
+        // RFC 7515 §5.2: a member named twice is refused, never read one way here and another
+        // elsewhere. The name is not quoted: a server may echo anything into it.
+        guard !JSONValue.hasDuplicateMembers(headerData) else { throw .malformed("header names a member twice") }
+        guard !JSONValue.hasDuplicateMembers(payloadData) else { throw .malformed("claims name a member twice") }
         guard let algorithm = header["alg"]?.stringValue, algorithm.lowercased() != "none" else {
             throw .malformed("unsecured (alg none or missing)")
         }

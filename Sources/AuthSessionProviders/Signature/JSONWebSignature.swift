@@ -38,8 +38,8 @@ public struct JSONWebSignature: Sendable, Hashable, CustomStringConvertible, Cus
     /// - Parameter compact: The token.
     /// - Throws: ``IDTokenValidationError/malformed(_:)`` for anything but three base64url parts
     ///   (at most ``IDTokenClaims/maximumLength`` bytes in all) whose header is a JSON object with
-    ///   a string `alg` and, if present, a string `kid`; for a `crit` header; and for `alg`
-    ///   `none`, or an empty signature.
+    ///   a string `alg` and, if present, a string `kid`; for a header that names a member twice
+    ///   (at any depth); for a `crit` header; and for `alg` `none`, or an empty signature.
     public init(compact: String) throws(IDTokenValidationError) {
         guard compact.utf8.count <= IDTokenClaims.maximumLength else {
             throw .malformed("longer than \(IDTokenClaims.maximumLength) bytes")
@@ -55,6 +55,9 @@ public struct JSONWebSignature: Sendable, Hashable, CustomStringConvertible, Cus
         guard let header = try? JSONValue.decode(headerData).objectValue else {
             throw .malformed("header is not a JSON object")
         }
+        // RFC 7515 §5.2: a member named twice is refused, never read one way here and another
+        // elsewhere. The name is not quoted: a server may echo anything into it.
+        guard !JSONValue.hasDuplicateMembers(headerData) else { throw .malformed("header names a member twice") }
         guard let algorithm = header["alg"]?.stringValue, !algorithm.isEmpty else {
             throw .malformed("header has no alg")
         }
