@@ -48,8 +48,12 @@ import FoundationNetworking
 ///
 /// The token goes only over `https`, or `http` to a loopback host (`127.0.0.1`, `::1`,
 /// `localhost`); any other request fails with ``AuthorizedRequestError/insecureRequest`` before a
-/// token is read. Redirects follow the `URLSession`'s own policy; give it a delegate that refuses
-/// them if a redirect could lead the token elsewhere.
+/// token is read. A signed request follows a redirect only within its own origin (the same
+/// scheme, host and port as the request the caller passed), with the token; a redirect anywhere
+/// else (another host or port, or `https` to `http`) is not followed: its 3xx comes back as the
+/// answer, and the token goes nowhere else. This holds whatever `URLSession` the client is given
+/// (see ``init(provider:session:minimumValidity:)``); a ``Loader`` of your own must keep the same
+/// rule.
 ///
 /// All operations are thread-safe.
 public final class AuthorizedHTTPClient: Sendable {
@@ -68,22 +72,33 @@ public final class AuthorizedHTTPClient: Sendable {
 
     private let load: Loader
 
-    /// Creates a client that sends requests through `session`.
+    /// Creates a client that sends requests with the configuration of `session`.
     ///
-    /// Requests run as data tasks with a completion handler (never as async `data(for:)`, whose
+    /// The requests go through a `URLSession` the client makes with `session.configuration`
+    /// (its headers, timeouts, cookie storage, cache, proxies and protocol classes) and a
+    /// delegate of its own, which never lets a signed request follow a redirect out of its origin
+    /// (see ``AuthorizedHTTPClient``): URLSession itself would copy the `Authorization` header
+    /// onto a redirect to any host, and a task of the app's session cannot have a delegate of its
+    /// own on iOS 14. So `session`'s delegate is not called for these requests; if it must see
+    /// them (certificate pinning, client certificates, metrics), send through it with
+    /// ``init(provider:minimumValidity:loader:)`` and refuse redirects out of the origin there.
+    ///
+    /// Requests run as data tasks driven by the delegate (never as async `data(for:)`, whose
     /// cancellation can crash or hang on Linux); cancelling the calling task cancels the data task.
     ///
     /// - Parameters:
     ///   - provider: The manager whose session signs the requests.
-    ///   - session: The app's `URLSession`; `URLSession.shared` by default.
+    ///   - session: The app's `URLSession`, whose configuration is used; `URLSession.shared` by
+    ///     default.
     ///   - minimumValidity: The seconds a token must still be valid when a request is signed.
     public convenience init(
         provider: ManagedSessionProvider,
         session: URLSession = .shared,
         minimumValidity: TimeInterval = 30
     ) {
+        let loader = OriginBoundLoader(configuration: session.configuration)
         self.init(provider: provider, minimumValidity: minimumValidity) { (request) throws(URLError) in
-            try await DataTaskCall.load(request, with: session)
+            try await loader.load(request)
         }
     }
 
@@ -376,94 +391,5 @@ extension AuthorizedRequestError: LocalizedError {
         default:
             .serverNotResponding
         }
-    }
-}
-
-/// One data task and the caller waiting for it: resumed exactly once, by the task's completion or
-/// by the caller's cancellation, whichever comes first.
-private final class DataTaskCall: Sendable {
-
-    private struct State {
-        var continuation: CheckedContinuation<Result<(Data, URLResponse), URLError>, Never>?
-        var task: URLSessionDataTask?
-        var isFinished = false
-        /// The outcome, kept only while no caller is attached to take it.
-        var outcome: Result<(Data, URLResponse), URLError>?
-    }
-
-    private let state = ConcurrencySafeContainer(State())
-
-    /// Sends `request` as a data task of `session`.
-    static func load(_ request: URLRequest, with session: URLSession) async throws(URLError) -> (Data, URLResponse) {
-        if Task.isCancelled { throw URLError(.cancelled) }
-        let call = DataTaskCall()
-        let task = session.dataTask(with: request) { data, response, error in
-            if let error {
-                call.finish(.failure(error as? URLError ?? URLError(.unknown)))
-            } else if let response {
-                call.finish(.success((data ?? Data(), response)))
-            } else {
-                call.finish(.failure(URLError(.badServerResponse)))
-            }
-        }
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation {
-                (continuation: CheckedContinuation<Result<(Data, URLResponse), URLError>, Never>) in
-                if call.attach(continuation, task: task) {
-                    task.resume()
-                }
-            }
-        } onCancel: {
-            call.cancel()
-        }
-        return try result.get()
-    }
-
-    /// Gives the call its caller and task; `false` (the caller resumed, the task cancelled) when
-    /// the call was cancelled before.
-    private func attach(
-        _ continuation: CheckedContinuation<Result<(Data, URLResponse), URLError>, Never>,
-        task: URLSessionDataTask
-    ) -> Bool {
-        let outcome = state.withLock { state -> Result<(Data, URLResponse), URLError>? in
-            if state.isFinished {
-                defer { state.outcome = nil }
-                return state.outcome ?? .failure(URLError(.cancelled))
-            }
-            state.continuation = continuation
-            state.task = task
-            return nil
-        }
-        guard let outcome else { return true }
-        task.cancel()
-        continuation.resume(returning: outcome)
-        return false
-    }
-
-    /// The caller was cancelled: it is answered at once, and the task cancelled.
-    private func cancel() {
-        finish(.failure(URLError(.cancelled)))?.cancel()
-    }
-
-    /// Finishes the call with `outcome` unless it has finished already.
-    ///
-    /// - Returns: The task, if this finished the call and the task was attached.
-    @discardableResult
-    private func finish(_ outcome: Result<(Data, URLResponse), URLError>) -> URLSessionDataTask? {
-        let finished = state.withLock {
-            state -> (CheckedContinuation<Result<(Data, URLResponse), URLError>, Never>?, URLSessionDataTask?)? in
-            guard !state.isFinished else { return nil }
-            state.isFinished = true
-            defer { state.task = nil }
-            guard let continuation = state.continuation else {
-                state.outcome = outcome
-                return (nil, state.task)
-            }
-            state.continuation = nil
-            return (continuation, state.task)
-        }
-        guard let finished else { return nil }
-        finished.0?.resume(returning: outcome)
-        return finished.1
     }
 }

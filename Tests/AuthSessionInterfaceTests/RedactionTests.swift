@@ -126,6 +126,33 @@ struct SecretRegistrationTests {
         #expect(!redacted.contains("efgh"), "\(redacted)")
     }
 
+    /// A secret with a quote, a backslash, a slash, non-ASCII letters and a character beyond the
+    /// Basic Multilingual Plane, and the JSON each encoder writes it as.
+    static let jsonSecret = "Zq\"7\\k/\u{E4}-\u{3A9}\u{1F600}-mn"
+
+    static var jsonTexts: [String] {
+        let serialized = try! JSONSerialization.data(withJSONObject: ["detail": jsonSecret])
+        let encoded = try! JSONEncoder().encode(["detail": jsonSecret])
+        return [
+            String(decoding: serialized, as: UTF8.self),  // Foundation: \" \\ \/, the rest raw
+            String(decoding: encoded, as: UTF8.self),
+            #"{"detail":"Zq\"7\\k/\u00e4-\u03a9\ud83d\ude00-mn"}"#,  // Python's json.dumps (ensure_ascii)
+            #"{"detail":"Zq\"7\\k\/\u00E4-\u03A9\uD83D\uDE00-mn"}"#,  // upper-case hex, \/
+            #"{"detail":"Zq\u00227\u005ck\u002f\u00e4-\u03a9\ud83d\ude00-mn"}"#,  // everything as \u
+            #"{"detail":"Zq\"7\\k/ä-Ω😀-mn"}"#,  // the minimal escape form
+        ]
+    }
+
+    @Test(
+        "8. a registered secret with a quote, a backslash, a slash or a non-ASCII letter is found in JSON text",
+        arguments: jsonTexts
+    )
+    func registeredSecretInJSON(text: String) {
+        let registration = SecretRedactor.register(Self.jsonSecret)
+        defer { registration.cancel() }
+        #expect(SecretRedactor.redact(text) == #"{"detail":"<redacted>"}"#, "\(text)")
+    }
+
     @Test("8. a registered passphrase is found in form encoding")
     func registeredPassphraseInForm() {
         let registration = SecretRedactor.register("correct horse battery")

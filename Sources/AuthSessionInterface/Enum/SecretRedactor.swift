@@ -6,8 +6,9 @@ import Foundation
 /// Two layers, applied in this order:
 /// 1. **Exact**: every secret registered with ``register(_:)`` is replaced wherever it appears,
 ///    raw or in any mix of the encodings a URL, a form or JSON gives it (`%XX` in either case,
-///    `%25XX`, `+` for a space, `\/`, `\u00XX`), and matched byte for byte (a combining mark after
-///    it does not hide it). A component that holds live tokens, such as a session manager,
+///    `%25XX`, `+` for a space; JSON's `\"`, `\\`, `\/`, `\n` and the like, and `\uXXXX` in
+///    either case, surrogate pairs included, as Python's `json.dumps` writes every non-ASCII
+///    character), and matched byte for byte (a combining mark after it does not hide it). A component that holds live tokens, such as a session manager,
 ///    registers them; for those secrets this layer is complete.
 /// 2. **Shapes**: text the package does not write itself (an underlying error's message) is
 ///    scanned for what credentials look like:

@@ -59,7 +59,8 @@ public struct IDTokenClaims: Sendable, Hashable, CustomStringConvertible, Custom
     ///
     /// - Parameter token: The ID token.
     /// - Throws: ``IDTokenValidationError/malformed(_:)`` for anything but three base64url parts
-    ///   with a JSON object header and payload, or an `alg` of `none`;
+    ///   with a JSON object header and payload, for a header or payload that names a member
+    ///   twice (at any depth), or an `alg` of `none`;
     ///   ``IDTokenValidationError/missingClaim(_:)`` for a missing or mistyped `iss`, `sub`,
     ///   `aud`, `exp` or `iat`.
     public init(parsing token: String) throws(IDTokenValidationError) {
@@ -76,6 +77,10 @@ public struct IDTokenClaims: Sendable, Hashable, CustomStringConvertible, Custom
         else {
             throw .malformed("header or payload is not a JSON object")
         }
+        // RFC 7515 §5.2: a member named twice is refused, never read one way here and another
+        // elsewhere. The name is not quoted: a server may echo anything into it.
+        guard !JSONValue.hasDuplicateMembers(headerData) else { throw .malformed("header names a member twice") }
+        guard !JSONValue.hasDuplicateMembers(payloadData) else { throw .malformed("claims name a member twice") }
         guard let algorithm = header["alg"]?.stringValue, algorithm.lowercased() != "none" else {
             throw .malformed("unsecured (alg none or missing)")
         }
@@ -232,23 +237,34 @@ public enum IDTokenValidationError: Error, Sendable, Hashable, CustomStringConve
 
     /// The token claims an algorithm this package does not verify (only `RS256` and `ES256`;
     /// never `none`, never an HMAC with a public key as its secret).
+    ///
+    /// The value is the header's `alg` as the token carried it (shortened), for code to compare;
+    /// ``description`` names it only when it is a registered JWS algorithm (RFC 7518), since a
+    /// server may echo anything into a header.
     case unsupportedAlgorithm(String)
 
     /// No key of the issuer's key set verifies the token, as the set stands: none has its `kid`
     /// (or, without a `kid`, its algorithm), also after fetching it again; or the keys that do
     /// fail it while the set may not be fetched again yet to confirm (the issuer may have rotated
     /// a key a moment ago). Transient.
+    ///
+    /// The value is the header's `kid` as the token carried it (shortened), for code to compare;
+    /// ``description`` never shows it.
     case unknownSigningKey(keyID: String?)
 
     /// The key with the token's `kid` verifies another algorithm than the one the token claims:
     /// the algorithm is the key's, never the token's alone.
+    ///
+    /// The values are as the token and the key set carried them (shortened); ``description``
+    /// shows no `kid`, and an algorithm only when it is a registered JWS algorithm.
     case keyAlgorithmMismatch(keyID: String, keyAlgorithm: String, tokenAlgorithm: String)
 
     /// The signature is not the issuer's: the token was changed, or signed by another key.
     case invalidSignature
 
     /// What failed, with the claim values that are not secret (cleaned as a server's text is:
-    /// registered secrets and credential-shaped words redacted).
+    /// registered secrets and credential-shaped words redacted). A header parameter (`alg`,
+    /// `kid`) is named, never quoted: only a registered JWS algorithm's name is shown.
     public var description: String {
         RemoteAuthError.sanitized(uncleanedDescription)
     }
@@ -265,13 +281,30 @@ public enum IDTokenValidationError: Error, Sendable, Hashable, CustomStringConve
         case .notYetValid(let date): return "not valid before \(date)"
         case .nonceMismatch: return "nonce does not match the request's"
         case .subjectMismatch(let expected, let actual): return "subject \(actual) is not the session's \(expected)"
-        case .unsupportedAlgorithm(let algorithm): return "algorithm \(algorithm) is not supported"
+        case .unsupportedAlgorithm(let algorithm):
+            return "the ID token's alg\(Self.registered(algorithm)) is not supported"
         case .unknownSigningKey(let keyID):
-            return "no signing key \(keyID ?? "for the token's algorithm") in the issuer's key set"
-        case .keyAlgorithmMismatch(let keyID, let keyAlgorithm, let tokenAlgorithm):
-            return "key \(keyID) verifies \(keyAlgorithm), the token claims \(tokenAlgorithm)"
+            return keyID == nil
+                ? "no signing key for the ID token's alg in the issuer's key set"
+                : "no signing key for the ID token's kid in the issuer's key set"
+        case .keyAlgorithmMismatch(_, let keyAlgorithm, let tokenAlgorithm):
+            return "the key the ID token's kid names verifies\(Self.registered(keyAlgorithm)) "
+                + "another algorithm than the token's alg\(Self.registered(tokenAlgorithm))"
         case .invalidSignature: return "the signature does not verify with the issuer's key"
         }
+    }
+
+    /// The JWS algorithms IANA registers (RFC 7518 §3.1, RFC 8037, RFC 8812): names no secret can
+    /// hide behind, shown as they are.
+    static let registeredAlgorithms: Set<String> = [
+        "HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256", "PS384",
+        "PS512", "none", "EdDSA", "ES256K", "Ed25519", "Ed448",
+    ]
+
+    /// ` NAME` for a registered algorithm, and ` (not a registered algorithm)` for any other
+    /// value, which is never shown.
+    private static func registered(_ algorithm: String) -> String {
+        registeredAlgorithms.contains(algorithm) ? " \(algorithm)" : " (not a registered algorithm)"
     }
 }
 

@@ -8,7 +8,9 @@ import Foundation
 /// must not accept one it would ignore). Keys a header names or carries (`jku`, `jwk`, `x5u`,
 /// `x5c`) are never used: a token cannot choose the key that verifies it.
 ///
-/// ``description`` shows the algorithm and the key identifier, never the token.
+/// ``description`` shows the algorithm when it is a registered JWS algorithm, and whether there
+/// is a key identifier; never the token, and never a header value as it came (a server may echo
+/// anything into a header).
 ///
 /// All operations are thread-safe.
 public struct JSONWebSignature: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
@@ -36,8 +38,8 @@ public struct JSONWebSignature: Sendable, Hashable, CustomStringConvertible, Cus
     /// - Parameter compact: The token.
     /// - Throws: ``IDTokenValidationError/malformed(_:)`` for anything but three base64url parts
     ///   (at most ``IDTokenClaims/maximumLength`` bytes in all) whose header is a JSON object with
-    ///   a string `alg` and, if present, a string `kid`; for a `crit` header; and for `alg`
-    ///   `none`, or an empty signature.
+    ///   a string `alg` and, if present, a string `kid`; for a header that names a member twice
+    ///   (at any depth); for a `crit` header; and for `alg` `none`, or an empty signature.
     public init(compact: String) throws(IDTokenValidationError) {
         guard compact.utf8.count <= IDTokenClaims.maximumLength else {
             throw .malformed("longer than \(IDTokenClaims.maximumLength) bytes")
@@ -53,6 +55,9 @@ public struct JSONWebSignature: Sendable, Hashable, CustomStringConvertible, Cus
         guard let header = try? JSONValue.decode(headerData).objectValue else {
             throw .malformed("header is not a JSON object")
         }
+        // RFC 7515 §5.2: a member named twice is refused, never read one way here and another
+        // elsewhere. The name is not quoted: a server may echo anything into it.
+        guard !JSONValue.hasDuplicateMembers(headerData) else { throw .malformed("header names a member twice") }
         guard let algorithm = header["alg"]?.stringValue, !algorithm.isEmpty else {
             throw .malformed("header has no alg")
         }
@@ -70,16 +75,26 @@ public struct JSONWebSignature: Sendable, Hashable, CustomStringConvertible, Cus
         self.signature = Array(signature)
     }
 
-    /// The algorithm and the key identifier; never the token.
+    /// The algorithm (a registered JWS algorithm's name, or `unregistered`) and whether there is a
+    /// key identifier (`present` or `none`); never the token, never a header value as it came.
     public var description: String {
-        "JSONWebSignature(alg: \(RemoteAuthError.sanitized(String(algorithm.prefix(32)))), kid: \(keyID.map { RemoteAuthError.sanitized(String($0.prefix(64))) } ?? "none"))"
+        "JSONWebSignature(alg: \(displayedAlgorithm), kid: \(keyID == nil ? "none" : "present"))"
     }
 
     /// The same as ``description``.
     public var debugDescription: String { description }
 
-    /// A mirror with the algorithm and the key identifier only: `dump` never shows the token.
+    /// A mirror with the algorithm and the key identifier as ``description`` shows them: `dump`
+    /// never shows the token or a header value as it came.
     public var customMirror: Mirror {
-        Mirror(self, children: ["algorithm": algorithm, "keyID": keyID as Any], displayStyle: .struct)
+        Mirror(
+            self,
+            children: ["algorithm": displayedAlgorithm, "keyID": keyID == nil ? "none" : "present"],
+            displayStyle: .struct
+        )
+    }
+
+    private var displayedAlgorithm: String {
+        IDTokenValidationError.registeredAlgorithms.contains(algorithm) ? algorithm : "unregistered"
     }
 }

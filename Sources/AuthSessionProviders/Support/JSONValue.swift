@@ -101,3 +101,110 @@ package enum Base64URL {
         return data
     }
 }
+
+extension JSONValue {
+
+    /// Whether an object anywhere in `data` (valid JSON, as ``decode(_:)`` accepts) names a
+    /// member twice, the names compared after their escapes are read (`"a"` and `"\u0061"` are
+    /// one name).
+    ///
+    /// `JSONDecoder` keeps one of the two silently; a JWS header or claims set with a duplicate
+    /// must be refused instead (RFC 7515 §5.2), or a reader could see another value than the one
+    /// the signer meant.
+    package static func hasDuplicateMembers(_ data: Data) -> Bool {
+        let bytes = [UInt8](data)
+        /// One open object or array: the names an object has seen, and whether a name comes next.
+        var stack: [(isObject: Bool, names: Set<[UInt8]>, expectsName: Bool)] = []
+        var index = 0
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "{"):
+                stack.append((true, [], true))
+                index += 1
+            case UInt8(ascii: "["):
+                stack.append((false, [], false))
+                index += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if !stack.isEmpty { stack.removeLast() }
+                index += 1
+            case UInt8(ascii: ","):
+                if let last = stack.indices.last, stack[last].isObject { stack[last].expectsName = true }
+                index += 1
+            case UInt8(ascii: "\""):
+                let (text, end) = string(in: bytes, from: index + 1)
+                if let last = stack.indices.last, stack[last].isObject, stack[last].expectsName {
+                    guard stack[last].names.insert(text).inserted else { return true }
+                    stack[last].expectsName = false
+                }
+                index = end
+            default:
+                index += 1
+            }
+        }
+        return false
+    }
+
+    /// The bytes of the JSON string whose contents start at `start` (after its opening quote),
+    /// escapes read (`\uXXXX` as the UTF-8 of its code unit or surrogate pair), and the index after
+    /// its closing quote.
+    private static func string(in bytes: [UInt8], from start: Int) -> (text: [UInt8], end: Int) {
+        var text: [UInt8] = []
+        var index = start
+        var units: [UInt16] = []
+        func flushUnits() {
+            guard !units.isEmpty else { return }
+            for scalar in UTF16.decode(units) { text += Array(String(scalar).utf8) }
+            units = []
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                flushUnits()
+                return (text, index + 1)
+            }
+            guard byte == UInt8(ascii: "\\"), index + 1 < bytes.count else {
+                flushUnits()
+                text.append(byte)
+                index += 1
+                continue
+            }
+            let escaped = bytes[index + 1]
+            if escaped == UInt8(ascii: "u"), index + 5 < bytes.count,
+                let unit = UInt16(String(decoding: bytes[(index + 2)...(index + 5)], as: UTF8.self), radix: 16)
+            {
+                units.append(unit)
+                index += 6
+                continue
+            }
+            flushUnits()
+            switch escaped {
+            case UInt8(ascii: "b"): text.append(0x08)
+            case UInt8(ascii: "f"): text.append(0x0C)
+            case UInt8(ascii: "n"): text.append(0x0A)
+            case UInt8(ascii: "r"): text.append(0x0D)
+            case UInt8(ascii: "t"): text.append(0x09)
+            default: text.append(escaped)  // `"`, `\`, `/`
+            }
+            index += 2
+        }
+        flushUnits()
+        return (text, index)
+    }
+}
+
+extension UTF16 {
+
+    /// The scalars `units` spell; a lone surrogate as U+FFFD.
+    fileprivate static func decode(_ units: [UInt16]) -> [Unicode.Scalar] {
+        var scalars: [Unicode.Scalar] = []
+        var iterator = units.makeIterator()
+        var decoder = UTF16()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): scalars.append(scalar)
+            case .error: scalars.append("\u{FFFD}")
+            case .emptyInput: return scalars
+            }
+        }
+    }
+}

@@ -67,11 +67,12 @@ final class FaultProxy: Sendable {
     let port: UInt16
     private let engine: ProxyEngine
 
-    /// Starts listening on an ephemeral port of 127.0.0.1, forwarding to `127.0.0.1:upstreamPort`.
+    /// Starts listening on an ephemeral port of 127.0.0.1 (or of another loopback address, such as
+    /// 127.0.0.2 to stand for another host), forwarding to `127.0.0.1:upstreamPort`.
     ///
     /// - Throws: `POSIXError` if the listening socket cannot be set up.
-    init(upstreamPort: UInt16) throws {
-        engine = try ProxyEngine(upstreamPort: upstreamPort)
+    init(upstreamPort: UInt16, listeningOn address: String = "127.0.0.1") throws {
+        engine = try ProxyEngine(upstreamPort: upstreamPort, address: inet_addr(address))
         port = engine.port
     }
 
@@ -137,6 +138,8 @@ private final class ProxyEngine: @unchecked Sendable {
 
     let upstreamPort: UInt16
     let port: UInt16
+    /// The IPv4 address listened on, in network byte order.
+    private let address: in_addr_t
     /// Guards every `var` below; broadcast when a thread ends, a listener closes or the proxy stops.
     private let condition = NSCondition()
     /// Serializes `setFault` and `stop`, so refusing, listening again and stopping never interleave.
@@ -157,10 +160,11 @@ private final class ProxyEngine: @unchecked Sendable {
     private var upstreamFDs: Set<Int32> = []
     private var liveThreads = 0
 
-    /// Binds and listens on an ephemeral port of 127.0.0.1 and starts the accept thread.
-    init(upstreamPort: UInt16) throws {
+    /// Binds and listens on an ephemeral port of `address` and starts the accept thread.
+    init(upstreamPort: UInt16, address: in_addr_t) throws {
         self.upstreamPort = upstreamPort
-        let fd = try openBoundSocket(port: 0)
+        self.address = address
+        let fd = try openBoundSocket(port: 0, address: address)
         guard listen(fd, 128) == 0, let boundPort = localPort(of: fd) else {
             let error = posixError(errno)
             close(fd)
@@ -265,7 +269,7 @@ private final class ProxyEngine: @unchecked Sendable {
         while listenerFD != nil && Date() < deadline {
             _ = condition.wait(until: deadline)
         }
-        reservedFD = try? openBoundSocket(port: port)
+        reservedFD = try? openBoundSocket(port: port, address: address)
     }
 
     /// Listens again on `port` after a refusal, retrying for about 2 s; the caller holds `condition`.
@@ -278,7 +282,7 @@ private final class ProxyEngine: @unchecked Sendable {
         for _ in 0..<40 {
             if candidate == nil {
                 do {
-                    candidate = try openBoundSocket(port: port)
+                    candidate = try openBoundSocket(port: port, address: address)
                 } catch {
                     lastError = error.code.rawValue
                 }
@@ -951,16 +955,21 @@ private func loopbackAddress(port: UInt16) -> sockaddr_in {
     return address
 }
 
-/// A close-on-exec TCP socket with `SO_REUSEADDR`, bound to 127.0.0.1:`port` (0 for an ephemeral port).
+/// A close-on-exec TCP socket with `SO_REUSEADDR`, bound to `address`:`port` (0 for an ephemeral port;
+/// `address` in network byte order, 127.0.0.1 by default).
 ///
 /// Close-on-exec matters: a child process (the test's server) must not inherit the listener and keep it open.
-private func openBoundSocket(port: UInt16) throws(POSIXError) -> Int32 {
+private func openBoundSocket(
+    port: UInt16,
+    address bindAddress: in_addr_t = UInt32(0x7F00_0001).bigEndian
+) throws(POSIXError) -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else {
         throw posixError(errno)
     }
     var one: Int32 = 1
     var address = loopbackAddress(port: port)
+    address.sin_addr = in_addr(s_addr: bindAddress)
     let bound = withUnsafePointer(to: &address) { pointer in
         pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
             setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size)) == 0
