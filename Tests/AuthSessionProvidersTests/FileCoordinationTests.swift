@@ -159,6 +159,40 @@ struct FileCoordinationTests {
         #expect(heard.withLock { $0 } > before + 1, "writes in the new folder are heard")
     }
 
+    @Test(
+        "inotify: after the store's parent folder is renamed, and then the store's folder itself, writes at the store's path are heard again"
+    )
+    func inotifyParentRenamed() async throws {
+        let root = try TemporaryFolder()
+        defer { root.remove() }
+        let parentURL = root.url.appendingPathComponent("parent", isDirectory: true)
+        let folderURL = parentURL.appendingPathComponent("store", isDirectory: true)
+        try FileManager.default.createDirectory(at: parentURL, withIntermediateDirectories: false)
+        let writer = FileSessionStore(directory: folderURL)
+        try writer.save(sampleSession(1))
+        let heard = ConcurrencySafeContainer(0)
+        let observation = try #require(FileSessionStore(directory: folderURL).changeNotifier).observe {
+            heard.withLock { $0 += 1 }
+        }
+        defer { observation.cancel() }
+        try await waitForWatch(heard: heard, writer: writer)
+
+        // The parent is moved away (the watch follows the folder's inode there, and the kernel
+        // tells it nothing), and a new parent and store folder take the path: one save there.
+        #expect(rename(parentURL.path, root.path("parent-moved")) == 0)
+        try FileManager.default.createDirectory(at: parentURL, withIntermediateDirectories: false)
+        let beforeParent = heard.withLock { $0 }
+        try writer.save(sampleSession(2))
+        try await waitUntil(timeout: 30) { heard.withLock { $0 } > beforeParent }
+
+        // Then the store's folder itself is moved away and made again: one save there.
+        #expect(rename(folderURL.path, parentURL.appendingPathComponent("store-moved").path) == 0)
+        try await waitUntil(timeout: 30) { heard.withLock { $0 } > beforeParent + 1 }
+        let beforeFolder = heard.withLock { $0 }
+        try writer.save(sampleSession(3))
+        try await waitUntil(timeout: 30) { heard.withLock { $0 } > beforeFolder }
+    }
+
     /// Saves until the observation hears one (its watch is set up on its own thread).
     private func waitForWatch(heard: ConcurrencySafeContainer<Int>, writer: FileSessionStore) async throws {
         let deadline = Date().addingTimeInterval(10)

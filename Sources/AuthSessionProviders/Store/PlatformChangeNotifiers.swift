@@ -24,7 +24,10 @@ import notify
 /// ``observe(_:)`` returns, so no change after it is missed. Each observation's handler runs on a
 /// serial queue of its own; notices that arrive while one is queued are coalesced. If the folder
 /// does not exist yet, or is replaced or removed, the observation watches the folder at the path
-/// as soon as there is one (looked for every second meanwhile).
+/// as soon as there is one (looked for every second meanwhile). A watch follows its folder, not
+/// the path, and the kernel tells it nothing when a parent folder is renamed: every 2 seconds
+/// each watched path is asked again, and an observation whose path leads to another folder (or
+/// none) watches that one and hears a notice.
 public final class InotifyChangeNotifier: SessionChangeNotifier {
 
     /// The folder watched.
@@ -114,8 +117,9 @@ private final class InotifyHub: Sendable {
             )
             let startsThread = !state.isRunning && state.descriptor >= 0
             if startsThread { state.isRunning = true }
-            // A thread asleep without a timeout must look for the missing folder.
-            let wakes = watch < 0 && state.isRunning && !startsThread ? state.wakeWrite : nil
+            // A thread asleep must look for a missing folder within a second, and ask whether a
+            // watched one is still at its path (it may sleep without a timeout).
+            let wakes = state.isRunning && !startsThread ? state.wakeWrite : nil
             return (state.nextID, startsThread, wakes)
         }
         if let wakes, wakes >= 0 {
@@ -148,18 +152,30 @@ private final class InotifyHub: Sendable {
         return inotify_add_watch(descriptor, directory, UInt32(mask) | UInt32(IN_ONLYDIR))
     }
 
-    /// The thread: waits for events (every second at most while a folder is missing), and queues
-    /// the handlers of the observations they concern. Runs for the life of the process.
+    /// How often the thread asks whether each watched folder is still the one at its path, in
+    /// milliseconds: a folder moved with its parent (or any ancestor) hears nothing of it.
+    static let folderCheckInterval: Int32 = 2000
+
+    /// The thread: waits for events (every second at most while a folder is missing, every
+    /// ``folderCheckInterval`` while one is watched), and queues the handlers of the observations
+    /// they concern. Runs for the life of the process.
     private func run() {
         let (descriptor, wakeRead) = state.withLock { ($0.descriptor, $0.wakeRead) }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var lastCheck = DispatchTime.now()
         while true {
-            let isAnyMissing = state.withLock { $0.observers.values.contains { $0.watch < 0 } }
+            let (isAnyMissing, isAnyWatched) = state.withLock { state in
+                (
+                    state.observers.values.contains { $0.watch < 0 },
+                    state.observers.values.contains { $0.watch >= 0 }
+                )
+            }
             var polled = [
                 pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
             ]
-            let ready = poll(&polled, wakeRead >= 0 ? 2 : 1, isAnyMissing ? 1000 : -1)
+            let timeout: Int32 = isAnyMissing ? 1000 : isAnyWatched ? Self.folderCheckInterval : -1
+            let ready = poll(&polled, wakeRead >= 0 ? 2 : 1, timeout)
             if ready < 0 && errno != EINTR {
                 // Not expected (the descriptors are this thread's own); look again in a second
                 // rather than stop hearing changes for the life of the process.
@@ -174,24 +190,36 @@ private final class InotifyHub: Sendable {
             if polled[0].revents & Int16(POLLIN) != 0 {
                 concerned.formUnion(drain(descriptor, &buffer))
             }
-            concerned.formUnion(watchMissingFolders(descriptor))
+            let now = DispatchTime.now()
+            let checksWatched =
+                now.uptimeNanoseconds - lastCheck.uptimeNanoseconds >= UInt64(Self.folderCheckInterval) * 1_000_000
+            if checksWatched { lastCheck = now }
+            concerned.formUnion(watchFoldersAtTheirPaths(descriptor, includingWatched: checksWatched))
             deliver(to: concerned)
         }
     }
 
-    /// Watches the folders that had none; the observations that got one (a folder appeared or was
-    /// replaced: what it holds may be new).
-    private func watchMissingFolders(_ descriptor: Int32) -> Set<UInt64> {
+    /// Watches the folder now at each observation's path: those that had none (a folder appeared),
+    /// and with `includingWatched` every other one too. `inotify_add_watch` answers the watch it
+    /// already has for the same folder, so a different answer means the path leads to another
+    /// folder now (the watched one was moved with its parent, which the kernel reports to the
+    /// parent's watchers only), and a failure that it leads nowhere: the old watch goes. Returns
+    /// the observations whose folder changed, which read the store again.
+    private func watchFoldersAtTheirPaths(_ descriptor: Int32, includingWatched: Bool) -> Set<UInt64> {
         state.withLock { state in
-            var watched = Set<UInt64>()
-            for (id, observer) in state.observers where observer.watch < 0 {
+            var changed = Set<UInt64>()
+            var released = Set<Int32>()
+            for (id, observer) in state.observers where observer.watch < 0 || includingWatched {
                 let watch = Self.addWatch(descriptor, observer.directory)
-                if watch >= 0 {
-                    state.observers[id]?.watch = watch
-                    watched.insert(id)
-                }
+                guard watch != observer.watch else { continue }
+                if observer.watch >= 0 { released.insert(observer.watch) }
+                state.observers[id]?.watch = watch
+                if watch >= 0 || observer.watch >= 0 { changed.insert(id) }
             }
-            return watched
+            for watch in released where !state.observers.values.contains(where: { $0.watch == watch }) {
+                inotify_rm_watch(descriptor, watch)
+            }
+            return changed
         }
     }
 
