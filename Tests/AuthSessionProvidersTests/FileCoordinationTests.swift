@@ -159,6 +159,121 @@ struct FileCoordinationTests {
         #expect(heard.withLock { $0 } > before + 1, "writes in the new folder are heard")
     }
 
+    @Test(
+        "inotify: after the store's parent folder is renamed, and then the store's folder itself, writes at the store's path are heard again"
+    )
+    func inotifyParentRenamed() async throws {
+        let root = try TemporaryFolder()
+        defer { root.remove() }
+        let parentURL = root.url.appendingPathComponent("parent", isDirectory: true)
+        let folderURL = parentURL.appendingPathComponent("store", isDirectory: true)
+        try FileManager.default.createDirectory(at: parentURL, withIntermediateDirectories: false)
+        let writer = FileSessionStore(directory: folderURL)
+        try writer.save(sampleSession(1))
+        let heard = ConcurrencySafeContainer(0)
+        let observation = try #require(FileSessionStore(directory: folderURL).changeNotifier).observe {
+            heard.withLock { $0 += 1 }
+        }
+        defer { observation.cancel() }
+        try await waitForWatch(heard: heard, writer: writer)
+
+        // The parent is moved away (the watch follows the folder's inode there, and the kernel
+        // tells it nothing), and a new parent and store folder take the path: one save there.
+        #expect(rename(parentURL.path, root.path("parent-moved")) == 0)
+        try FileManager.default.createDirectory(at: parentURL, withIntermediateDirectories: false)
+        let beforeParent = heard.withLock { $0 }
+        try writer.save(sampleSession(2))
+        try await waitUntil(timeout: 30) { heard.withLock { $0 } > beforeParent }
+
+        // Then the store's folder itself is moved away and made again: one save there.
+        #expect(rename(folderURL.path, parentURL.appendingPathComponent("store-moved").path) == 0)
+        try await waitUntil(timeout: 30) { heard.withLock { $0 } > beforeParent + 1 }
+        let beforeFolder = heard.withLock { $0 }
+        try writer.save(sampleSession(3))
+        try await waitUntil(timeout: 30) { heard.withLock { $0 } > beforeFolder }
+    }
+
+    @Test(
+        "inotify unavailable (inotify_init1 fails with EMFILE, forced): notices still arrive, by polling, and the observation hears of the fallback once"
+    )
+    func inotifyUnavailableFallsBackToPolling() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let hub = InotifyHub(
+            calls: InotifyCalls(initialize: { (-1, EMFILE) }, addWatch: { _, _, _ in (-1, EBADF) })
+        )
+        let listener = FileSessionStore(directory: folder.url, safeguarding: .platform) {
+            InotifyChangeNotifier(directory: $0, names: $1, hub: hub)
+        }
+        let writer = FileSessionStore(directory: folder.url)
+        let heard = ConcurrencySafeContainer(0)
+        let fallbacks = ConcurrencySafeContainer<[SessionChangeNoticeFallback]>([])
+        let observation = try #require(listener.changeNotifier).observe(
+            { heard.withLock { $0 += 1 } },
+            onFallback: { fallback in fallbacks.withLock { $0.append(fallback) } }
+        )
+        defer { observation.cancel() }
+
+        try writer.save(sampleSession(1))
+        try await waitUntil(timeout: 30) { heard.withLock { $0 } > 0 }
+        let beforeRemoval = heard.withLock { $0 }
+        try writer.remove()
+        try await waitUntil(timeout: 30) { heard.withLock { $0 } > beforeRemoval }
+        #expect(fallbacks.withLock { $0 } == [.instanceUnavailable(code: EMFILE)], "reported once")
+        #expect("\(fallbacks.withLock { $0 }[0])".contains("inotify_init1 failed"))
+        #expect(!"\(fallbacks.withLock { $0 }[0])".contains(folder.url.path), "no path")
+
+        // Cancelled, the polling stops: a change is no longer heard.
+        observation.cancel()
+        let afterCancel = heard.withLock { $0 }
+        try writer.save(sampleSession(2))
+        try await Task.sleep(nanoseconds: 1_500_000_000)
+        #expect(heard.withLock { $0 } == afterCancel)
+    }
+
+    @Test(
+        "inotify refuses to watch the folder (inotify_add_watch fails with ENOSPC, forced): notices arrive by polling, the fallback is heard once, and the kernel's notices resume once it watches"
+    )
+    func inotifyWatchRefusedFallsBackToPolling() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let refuses = ConcurrencySafeContainer(true)
+        let hub = InotifyHub(
+            calls: InotifyCalls(
+                initialize: InotifyCalls.system.initialize,
+                addWatch: { descriptor, path, mask in
+                    refuses.withLock { $0 } ? (-1, ENOSPC) : InotifyCalls.system.addWatch(descriptor, path, mask)
+                }
+            )
+        )
+        let listener = FileSessionStore(directory: folder.url, safeguarding: .platform) {
+            InotifyChangeNotifier(directory: $0, names: $1, hub: hub)
+        }
+        let writer = FileSessionStore(directory: folder.url)
+        let heard = ConcurrencySafeContainer(0)
+        let fallbacks = ConcurrencySafeContainer<[SessionChangeNoticeFallback]>([])
+        let observation = try #require(listener.changeNotifier).observe(
+            { heard.withLock { $0 += 1 } },
+            onFallback: { fallback in fallbacks.withLock { $0.append(fallback) } }
+        )
+        defer { observation.cancel() }
+
+        try writer.save(sampleSession(1))
+        try await waitUntil(timeout: 30) { heard.withLock { $0 } > 0 }
+        let beforeRemoval = heard.withLock { $0 }
+        try writer.remove()
+        try await waitUntil(timeout: 30) { heard.withLock { $0 } > beforeRemoval }
+
+        // The kernel watches again: notices go on (the first says "read again").
+        refuses.withLock { $0 = false }
+        let beforeWatch = heard.withLock { $0 }
+        try await waitUntil(timeout: 30) { heard.withLock { $0 } > beforeWatch }
+        let beforeSave = heard.withLock { $0 }
+        try writer.save(sampleSession(2))
+        try await waitUntil(timeout: 30) { heard.withLock { $0 } > beforeSave }
+        #expect(fallbacks.withLock { $0 } == [.watchRefused(code: ENOSPC)], "reported once")
+    }
+
     /// Saves until the observation hears one (its watch is set up on its own thread).
     private func waitForWatch(heard: ConcurrencySafeContainer<Int>, writer: FileSessionStore) async throws {
         let deadline = Date().addingTimeInterval(10)
@@ -256,6 +371,19 @@ struct FileCoordinationTests {
         let observation = notifier.observe { heard.withLock { $0 += 1 } }
         defer { observation.cancel() }
         signature.withLock { $0 = "two" }
+        try await waitUntil(timeout: 60) { heard.withLock { $0 } == 1 }
+    }
+
+    @Test(
+        "PollingChangeNotifier: after a post, the next poll is a notice even when the signature is back to what it was (a write undone before the poll)"
+    )
+    func pollingNotifierPost() async throws {
+        let signature = ConcurrencySafeContainer("one")
+        let notifier = PollingChangeNotifier(interval: 0.01) { signature.withLock { $0 } }
+        let heard = ConcurrencySafeContainer(0)
+        let observation = notifier.observe { heard.withLock { $0 += 1 } }
+        defer { observation.cancel() }
+        notifier.post()
         try await waitUntil(timeout: 60) { heard.withLock { $0 } == 1 }
     }
 }

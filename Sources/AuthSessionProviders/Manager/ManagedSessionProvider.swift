@@ -165,9 +165,13 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             self?.handleCredentialRevocation()
         }
         // A sign-out or rotation by another process sharing the store is heard at once.
-        let notices = store.changeNotifier?.observe { [weak self] in
-            self?.storeChanged()
-        }
+        let notices = store.changeNotifier?.observe(
+            { [weak self] in self?.storeChanged() },
+            onFallback: { [weak self] fallback in
+                // Said once: the notices still arrive, by polling.
+                self?.instrumentation.delivery.send(.changeNoticesFellBack(fallback))
+            }
+        )
         state.withLock { state in
             state.proxy = eventProxy
             state.observations = [activation] + (revocation.map { [$0] } ?? [])

@@ -3,7 +3,8 @@ import AuthSessionInterface
 import Foundation
 
 /// Receives what a ``ManagedSessionProvider`` does, for logs and metrics: sign-ins, sign-outs,
-/// refreshes (with their duration, attempts and outcome), store failures and credential checks.
+/// refreshes (with their duration, attempts and outcome), store failures, credential checks, and
+/// change notices that fell back to polling.
 ///
 /// ```swift
 /// let provider = ManagedSessionProvider(
@@ -58,6 +59,12 @@ public enum ManagedSessionObservation: Sendable, CustomStringConvertible, Custom
 
     /// The backend answered a credential-state check (or failed to).
     case credentialChecked(Result<CredentialState, RemoteAuthError>)
+
+    /// The store's change notices fell back to polling (see ``SessionChangeNoticeFallback``):
+    /// changes made by other processes (a sign-out, a rotation) are still heard, about a second
+    /// later. Reported once per manager, when it happens; a ``Severity/warning``: a kernel limit
+    /// worth raising, nothing lost.
+    case changeNoticesFellBack(SessionChangeNoticeFallback)
 
     /// What a finished refresh did.
     ///
@@ -192,6 +199,8 @@ public enum ManagedSessionObservation: Sendable, CustomStringConvertible, Custom
             "credentialChecked(\(state))"
         case .credentialChecked(.failure(let error)):
             "credentialChecked(failed: \(error))"
+        case .changeNoticesFellBack(let fallback):
+            "changeNoticesFellBack(\(fallback))"
         }
     }
 
@@ -206,6 +215,7 @@ public enum ManagedSessionObservation: Sendable, CustomStringConvertible, Custom
         case .refreshFinished: "refreshFinished"
         case .storeFailed: "storeFailed"
         case .credentialChecked: "credentialChecked"
+        case .changeNoticesFellBack: "changeNoticesFellBack"
         }
     }
 
@@ -232,6 +242,7 @@ public enum ManagedSessionObservation: Sendable, CustomStringConvertible, Custom
         case .storeFailed(let error, _): error.problem == .storageUnavailable ? .warning : .error
         case .credentialChecked(.success(let state)): state == .authorized ? .info : .warning
         case .credentialChecked(.failure): .warning
+        case .changeNoticesFellBack: .warning
         }
     }
 

@@ -40,12 +40,15 @@ final class FileCoordination: Sendable {
     ///   - sessionFileName: The session file's name if the session is a file there.
     ///   - notificationName: The Darwin notification name, on Apple platforms.
     ///   - safeguarding: What is done to each file written here; the platform's by default.
+    ///   - makeNotifier: The notifier of the folder and the watched names, instead of the
+    ///     platform's (a test's).
     init(
         directoryPath: String,
         baseName: String,
         sessionFileName: String?,
         notificationName: String?,
-        safeguarding: FileSafeguarding = .platform
+        safeguarding: FileSafeguarding = .platform,
+        makeNotifier: (@Sendable (_ directory: String, _ names: Set<String>) -> any SessionChangeNotifier)? = nil
     ) {
         self.directoryPath = directoryPath
         self.safeguarding = safeguarding
@@ -55,6 +58,10 @@ final class FileCoordination: Sendable {
         let markerName = sessionFileName == nil ? "\(baseName).changed" : nil
         markerPath = markerName.map { "\(directoryPath)/\($0)" }
         watchedNames = Set([leaseName] + [sessionFileName ?? markerName].compactMap { $0 })
+        if let makeNotifier {
+            notifier = makeNotifier(directoryPath, watchedNames)
+            return
+        }
         #if canImport(notify)
         let name = notificationName ?? Self.defaultNotificationName(directoryPath: directoryPath, baseName: baseName)
         notifier = DarwinNotifyChangeNotifier(name: name)

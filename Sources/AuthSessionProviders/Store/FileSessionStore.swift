@@ -125,14 +125,16 @@ public final class FileSessionStore: SessionStore {
         )
     }
 
-    /// Creates a store whose files get `safeguarding` (a recorder, in the tests).
+    /// Creates a store whose files get `safeguarding` (a recorder, in the tests), and whose
+    /// notifier `makeNotifier` makes from the folder and the watched names (a test's), if given.
     init(
         directory: URL,
         fileName: String = "session.json",
         synchronizesWrites: Bool = true,
         changeNotificationName: String? = nil,
         safeguarding: FileSafeguarding,
-        exclusiveAccessWaitLimit: TimeInterval = 10
+        exclusiveAccessWaitLimit: TimeInterval = 10,
+        makeNotifier: (@Sendable (_ directory: String, _ names: Set<String>) -> any SessionChangeNotifier)? = nil
     ) {
         self.synchronizesWrites = synchronizesWrites
         // Not a number, or not positive: the default.
@@ -159,7 +161,8 @@ public final class FileSessionStore: SessionStore {
             baseName: fileComponent,
             sessionFileName: fileComponent,
             notificationName: changeNotificationName,
-            safeguarding: safeguarding
+            safeguarding: safeguarding,
+            makeNotifier: makeNotifier
         )
     }
 

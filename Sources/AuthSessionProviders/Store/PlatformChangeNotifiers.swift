@@ -24,7 +24,10 @@ import notify
 /// ``observe(_:)`` returns, so no change after it is missed. Each observation's handler runs on a
 /// serial queue of its own; notices that arrive while one is queued are coalesced. If the folder
 /// does not exist yet, or is replaced or removed, the observation watches the folder at the path
-/// as soon as there is one (looked for every second meanwhile).
+/// as soon as there is one (looked for every second meanwhile). A watch follows its folder, not
+/// the path, and the kernel tells it nothing when a parent folder is renamed: every 2 seconds
+/// each watched path is asked again, and an observation whose path leads to another folder (or
+/// none) watches that one and hears a notice.
 public final class InotifyChangeNotifier: SessionChangeNotifier {
 
     /// The folder watched.
@@ -38,36 +41,126 @@ public final class InotifyChangeNotifier: SessionChangeNotifier {
     /// - Parameters:
     ///   - directory: The folder's path.
     ///   - names: The files whose changes count.
-    public init(directory: String, names: Set<String>) {
-        self.directory = directory
-        self.names = names
+    public convenience init(directory: String, names: Set<String>) {
+        self.init(directory: directory, names: names, hub: .shared)
     }
 
-    /// Does nothing: the kernel reports the store's writes.
-    public func post() {}
+    /// The hub serving the observations: the process's, or one whose kernel calls a test forces
+    /// to fail.
+    private let hub: InotifyHub
 
-    /// Watches the folder until cancelled.
+    /// The polling of the observations made without an inotify instance.
+    private let polling: PollingChangeNotifier
+
+    /// Creates a notifier served by `hub`.
+    init(directory: String, names: Set<String>, hub: InotifyHub) {
+        self.directory = directory
+        self.names = names
+        self.hub = hub
+        polling = PollingChangeNotifier(interval: TimeInterval(InotifyHub.pollingInterval) / 1000) {
+            FileCoordination.signature(of: directory, names: names)
+        }
+    }
+
+    /// Does nothing for the kernel's notices (the kernel reports the store's writes); an
+    /// observation that fell back to polling reports a change at its next poll, whatever the
+    /// files then look like (see ``PollingChangeNotifier/post()``).
+    public func post() {
+        polling.post()
+        hub.posted(directory: directory)
+    }
+
+    /// Watches the folder until cancelled; see ``observe(_:onFallback:)``.
     ///
     /// - Parameter handler: What to run after each batch of changes.
     /// - Returns: The observation.
     public func observe(_ handler: @escaping @Sendable () -> Void) -> SessionChangeObservation {
-        let id = InotifyHub.shared.add(directory: directory, names: names, handler: handler)
-        return SessionChangeObservation { InotifyHub.shared.remove(id) }
+        observe(handler, onFallback: { _ in })
+    }
+
+    /// Watches the folder until cancelled, and falls back to polling the files `names` (every
+    /// second: their sizes, times and identities) when the kernel fails the observation: with no
+    /// inotify instance (`inotify_init1` failed, ``SessionChangeNoticeFallback/instanceUnavailable(code:)``),
+    /// the observation polls for its whole life (the next observation tries inotify again); with
+    /// a watch refused (``SessionChangeNoticeFallback/watchRefused(code:)``), it polls until the
+    /// kernel watches the folder. `onFallback` hears of it once per observation, on the
+    /// observation's queue; a cancelled or released observation stops polling.
+    ///
+    /// - Parameters:
+    ///   - handler: What to run after each batch of changes.
+    ///   - onFallback: What to run, once, if the observation falls back to polling.
+    /// - Returns: The observation.
+    public func observe(
+        _ handler: @escaping @Sendable () -> Void,
+        onFallback: @escaping @Sendable (SessionChangeNoticeFallback) -> Void
+    ) -> SessionChangeObservation {
+        let hub = hub
+        switch hub.add(directory: directory, names: names, handler: handler, onFallback: onFallback) {
+        case .observing(let id):
+            return SessionChangeObservation { hub.remove(id) }
+        case .unavailable(let code):
+            let observation = polling.observe(handler)
+            let gate = ObservationGate()
+            DispatchQueue(label: "AuthSessionKit.InotifyChangeNotifier").async {
+                gate.deliver { onFallback(.instanceUnavailable(code: code)) }
+            }
+            return SessionChangeObservation {
+                gate.close()
+                observation.cancel()
+            }
+        }
     }
 }
 
-/// The process's one inotify instance, its thread, and the observations it serves.
-private final class InotifyHub: Sendable {
+/// The kernel calls an ``InotifyHub`` makes: the system's, or failures a test forces (a real
+/// per-user limit is out of a test's reach: `fs.inotify.max_user_instances` and
+/// `max_user_watches` are changed by root only, for the whole machine).
+struct InotifyCalls: Sendable {
 
-    static let shared = InotifyHub()
+    /// `inotify_init1`: the descriptor, or -1 and the `errno`.
+    var initialize: @Sendable () -> (descriptor: Int32, code: Int32)
+
+    /// `inotify_add_watch` of a folder: the watch, or -1 and the `errno`.
+    var addWatch: @Sendable (_ descriptor: Int32, _ path: String, _ mask: UInt32) -> (watch: Int32, code: Int32)
+
+    /// The system's calls.
+    static let system = InotifyCalls(
+        initialize: {
+            let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+            return (descriptor, descriptor < 0 ? errno : 0)
+        },
+        addWatch: { descriptor, path, mask in
+            let watch = inotify_add_watch(descriptor, path, mask)
+            return (watch, watch < 0 ? errno : 0)
+        }
+    )
+}
+
+/// The process's one inotify instance, its thread, and the observations it serves.
+final class InotifyHub: Sendable {
+
+    static let shared = InotifyHub(calls: .system)
+
+    private let calls: InotifyCalls
+
+    /// Creates a hub making `calls`; ``shared`` serves every notifier but the tests'.
+    init(calls: InotifyCalls) {
+        self.calls = calls
+    }
 
     private struct Observer {
         let directory: String
         let names: Set<String>
-        /// The watch, or -1 while the folder is missing.
+        /// The watch, or -1 while the folder is missing or the kernel refuses to watch it.
         var watch: Int32
+        /// While the kernel refuses to watch the folder: the files' signature at the last poll
+        /// (empty after a post: the next poll reports a change).
+        var polled: String?
+        /// Whether ``onFallback`` was called (once per observation).
+        var hasFallenBack = false
         let queue: DispatchQueue
         let handler: @Sendable () -> Void
+        let onFallback: @Sendable (SessionChangeNoticeFallback) -> Void
         /// Whether a delivery is queued and not yet started: notices meanwhile are coalesced.
         let isQueued: ConcurrencySafeContainer<Bool>
         let isCancelled: ConcurrencySafeContainer<Bool>
@@ -86,11 +179,27 @@ private final class InotifyHub: Sendable {
 
     private let state = ConcurrencySafeContainer(State())
 
-    /// Adds an observation, its watch in place on return when the folder exists.
-    func add(directory: String, names: Set<String>, handler: @escaping @Sendable () -> Void) -> UInt64 {
-        let (id, startsThread, wakes) = state.withLock { state -> (UInt64, Bool, Int32?) in
+    /// What ``add(directory:names:handler:onFallback:)`` did.
+    enum Addition {
+        /// The hub serves the observation `id`.
+        case observing(UInt64)
+        /// There is no inotify instance: `inotify_init1` failed with `code`.
+        case unavailable(code: Int32)
+    }
+
+    /// Adds an observation, its watch in place on return when the folder exists; with no inotify
+    /// instance, nothing (the next addition tries again).
+    func add(
+        directory: String,
+        names: Set<String>,
+        handler: @escaping @Sendable () -> Void,
+        onFallback: @escaping @Sendable (SessionChangeNoticeFallback) -> Void
+    ) -> Addition {
+        let addition = state.withLock { state -> (Addition, Bool, Int32?, (Observer, Int32)?) in
             if state.descriptor < 0 {
-                state.descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+                let (descriptor, code) = calls.initialize()
+                guard descriptor >= 0 else { return (.unavailable(code: code), false, nil, nil) }
+                state.descriptor = descriptor
                 var ends: [Int32] = [-1, -1]
                 if state.descriptor >= 0, pipe(&ends) == 0 {
                     state.wakeRead = ends[0]
@@ -102,21 +211,34 @@ private final class InotifyHub: Sendable {
                 }
             }
             state.nextID += 1
-            let watch = state.descriptor >= 0 ? Self.addWatch(state.descriptor, directory) : -1
-            state.observers[state.nextID] = Observer(
+            let (watch, code) = addWatch(state.descriptor, directory)
+            var observer = Observer(
                 directory: directory,
                 names: names,
                 watch: watch,
                 queue: DispatchQueue(label: "AuthSessionKit.InotifyChangeNotifier"),
                 handler: handler,
+                onFallback: onFallback,
                 isQueued: ConcurrencySafeContainer(false),
                 isCancelled: ConcurrencySafeContainer(false)
             )
-            let startsThread = !state.isRunning && state.descriptor >= 0
+            let refused = watch < 0 && !Self.isAbsence(code)
+            if refused {
+                // Polled by the thread every second from now on, until the kernel watches it.
+                observer.polled = FileCoordination.signature(of: directory, names: names)
+                observer.hasFallenBack = true
+            }
+            state.observers[state.nextID] = observer
+            let startsThread = !state.isRunning
             if startsThread { state.isRunning = true }
-            // A thread asleep without a timeout must look for the missing folder.
-            let wakes = watch < 0 && state.isRunning && !startsThread ? state.wakeWrite : nil
-            return (state.nextID, startsThread, wakes)
+            // A thread asleep must look for a missing folder within a second, and ask whether a
+            // watched one is still at its path (it may sleep without a timeout).
+            let wakes = state.isRunning && !startsThread ? state.wakeWrite : nil
+            return (.observing(state.nextID), startsThread, wakes, refused ? (observer, code) : nil)
+        }
+        let (result, startsThread, wakes, refused) = addition
+        if let (observer, code) = refused {
+            reportFallback(.watchRefused(code: code), to: observer)
         }
         if let wakes, wakes >= 0 {
             // The read end is never closed: a write here cannot raise SIGPIPE.
@@ -128,7 +250,17 @@ private final class InotifyHub: Sendable {
             thread.name = "AuthSessionKit.InotifyChangeNotifier"
             thread.start()
         }
-        return id
+        return result
+    }
+
+    /// The store of `directory` wrote in this process: the observations of it that poll (the
+    /// kernel refuses their watch) report a change at their next poll, whatever they find.
+    func posted(directory: String) {
+        state.withLock { state in
+            for (id, observer) in state.observers where observer.polled != nil && observer.directory == directory {
+                state.observers[id]?.polled = ""
+            }
+        }
     }
 
     /// Removes an observation; its handler is not called after this returns (except a call
@@ -143,23 +275,58 @@ private final class InotifyHub: Sendable {
         }
     }
 
-    private static func addWatch(_ descriptor: Int32, _ directory: String) -> Int32 {
+    /// Watches `directory`: the watch, or -1 and the `errno`.
+    private func addWatch(_ descriptor: Int32, _ directory: String) -> (watch: Int32, code: Int32) {
         let mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
-        return inotify_add_watch(descriptor, directory, UInt32(mask) | UInt32(IN_ONLYDIR))
+        return calls.addWatch(descriptor, directory, UInt32(mask) | UInt32(IN_ONLYDIR))
     }
 
-    /// The thread: waits for events (every second at most while a folder is missing), and queues
-    /// the handlers of the observations they concern. Runs for the life of the process.
+    /// Whether `inotify_add_watch` failed with `code` because there is no folder at the path (it
+    /// is looked for every second), rather than a refusal (polled meanwhile).
+    private static func isAbsence(_ code: Int32) -> Bool {
+        code == ENOENT || code == ENOTDIR
+    }
+
+    /// The time between two polls of the files of an observation whose notices fell back to
+    /// polling, in milliseconds.
+    static let pollingInterval: Int32 = 1000
+
+    /// Tells `observer` (on its queue, unless cancelled meanwhile) that its notices fell back to
+    /// polling.
+    private func reportFallback(_ fallback: SessionChangeNoticeFallback, to observer: Observer) {
+        observer.queue.async {
+            if !observer.isCancelled.withLock({ $0 }) { observer.onFallback(fallback) }
+        }
+    }
+
+    /// How often the thread asks whether each watched folder is still the one at its path, in
+    /// milliseconds: a folder moved with its parent (or any ancestor) hears nothing of it.
+    static let folderCheckInterval: Int32 = 2000
+
+    /// The thread: waits for events (every second at most while a folder is missing, every
+    /// ``folderCheckInterval`` while one is watched), and queues the handlers of the observations
+    /// they concern. Runs for the life of the process.
     private func run() {
         let (descriptor, wakeRead) = state.withLock { ($0.descriptor, $0.wakeRead) }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var lastCheck = DispatchTime.now()
         while true {
-            let isAnyMissing = state.withLock { $0.observers.values.contains { $0.watch < 0 } }
+            let (isAnyMissing, isAnyWatched) = state.withLock { state in
+                (
+                    state.observers.values.contains { $0.watch < 0 },
+                    state.observers.values.contains { $0.watch >= 0 }
+                )
+            }
             var polled = [
                 pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
             ]
-            let ready = poll(&polled, wakeRead >= 0 ? 2 : 1, isAnyMissing ? 1000 : -1)
+            // Without a wake pipe (none could be made), the thread never sleeps for good: a new
+            // observation must be served.
+            let timeout: Int32 =
+                isAnyMissing
+                ? Self.pollingInterval : isAnyWatched || wakeRead < 0 ? Self.folderCheckInterval : -1
+            let ready = poll(&polled, wakeRead >= 0 ? 2 : 1, timeout)
             if ready < 0 && errno != EINTR {
                 // Not expected (the descriptors are this thread's own); look again in a second
                 // rather than stop hearing changes for the life of the process.
@@ -174,24 +341,67 @@ private final class InotifyHub: Sendable {
             if polled[0].revents & Int16(POLLIN) != 0 {
                 concerned.formUnion(drain(descriptor, &buffer))
             }
-            concerned.formUnion(watchMissingFolders(descriptor))
+            let now = DispatchTime.now()
+            let checksWatched =
+                now.uptimeNanoseconds - lastCheck.uptimeNanoseconds >= UInt64(Self.folderCheckInterval) * 1_000_000
+            if checksWatched { lastCheck = now }
+            let (changed, fallbacks) = watchFoldersAtTheirPaths(descriptor, includingWatched: checksWatched)
+            concerned.formUnion(changed)
             deliver(to: concerned)
+            for (observer, fallback) in fallbacks {
+                reportFallback(fallback, to: observer)
+            }
         }
     }
 
-    /// Watches the folders that had none; the observations that got one (a folder appeared or was
-    /// replaced: what it holds may be new).
-    private func watchMissingFolders(_ descriptor: Int32) -> Set<UInt64> {
+    /// Watches the folder now at each observation's path: those that had none (a folder appeared,
+    /// or the kernel no longer refuses), and with `includingWatched` every other one too.
+    /// `inotify_add_watch` answers the watch it already has for the same folder, so a different
+    /// answer means the path leads to another folder now (the watched one was moved with its
+    /// parent, which the kernel reports to the parent's watchers only), and a failure that it
+    /// leads nowhere: the old watch goes. A folder the kernel refuses to watch is polled: its
+    /// files' signature compared with the last one. Returns the observations whose folder or
+    /// files changed, which read the store again, and the fallbacks to report (once each).
+    private func watchFoldersAtTheirPaths(
+        _ descriptor: Int32,
+        includingWatched: Bool
+    ) -> (changed: Set<UInt64>, fallbacks: [(Observer, SessionChangeNoticeFallback)]) {
         state.withLock { state in
-            var watched = Set<UInt64>()
-            for (id, observer) in state.observers where observer.watch < 0 {
-                let watch = Self.addWatch(descriptor, observer.directory)
-                if watch >= 0 {
+            var changed = Set<UInt64>()
+            var fallbacks: [(Observer, SessionChangeNoticeFallback)] = []
+            var released = Set<Int32>()
+            for (id, observer) in state.observers where observer.watch < 0 || includingWatched {
+                let (watch, code) = addWatch(descriptor, observer.directory)
+                if watch >= 0 || Self.isAbsence(code) {
+                    if observer.polled != nil {
+                        // Watched again (or gone): no more polling; read again.
+                        state.observers[id]?.polled = nil
+                        changed.insert(id)
+                    }
+                    guard watch != observer.watch else { continue }
+                    if observer.watch >= 0 { released.insert(observer.watch) }
                     state.observers[id]?.watch = watch
-                    watched.insert(id)
+                    if watch >= 0 || observer.watch >= 0 { changed.insert(id) }
+                } else {
+                    // Refused (a per-user limit, a permission): poll the files meanwhile.
+                    if observer.watch >= 0 {
+                        released.insert(observer.watch)
+                        state.observers[id]?.watch = -1
+                        changed.insert(id)
+                    }
+                    let signature = FileCoordination.signature(of: observer.directory, names: observer.names)
+                    if let polled = observer.polled, polled != signature { changed.insert(id) }
+                    state.observers[id]?.polled = signature
+                    if !observer.hasFallenBack {
+                        state.observers[id]?.hasFallenBack = true
+                        fallbacks.append((observer, .watchRefused(code: code)))
+                    }
                 }
             }
-            return watched
+            for watch in released where !state.observers.values.contains(where: { $0.watch == watch }) {
+                inotify_rm_watch(descriptor, watch)
+            }
+            return (changed, fallbacks)
         }
     }
 

@@ -29,6 +29,67 @@ public protocol SessionChangeNotifier: Sendable {
     /// - Parameter handler: What to run; it should return quickly.
     /// - Returns: The observation; cancel it (or release it) to stop.
     func observe(_ handler: @escaping @Sendable () -> Void) -> SessionChangeObservation
+
+    /// ``observe(_:)``, and tells `onFallback` (once, on a queue of the notifier's, never inside
+    /// this call) if the operating system's notices fail this observation and it hears changes
+    /// by polling instead: a kernel limit reached, say. The default implementation never calls
+    /// it.
+    ///
+    /// - Parameters:
+    ///   - handler: What to run after each change.
+    ///   - onFallback: What to run, at most once, when the observation falls back to polling.
+    /// - Returns: The observation; cancel it (or release it) to stop.
+    func observe(
+        _ handler: @escaping @Sendable () -> Void,
+        onFallback: @escaping @Sendable (SessionChangeNoticeFallback) -> Void
+    ) -> SessionChangeObservation
+}
+
+extension SessionChangeNotifier {
+
+    /// ``observe(_:)``: a notifier that has no fallback never calls `onFallback`.
+    ///
+    /// - Parameters:
+    ///   - handler: What to run after each change.
+    ///   - onFallback: Not called.
+    /// - Returns: The observation.
+    public func observe(
+        _ handler: @escaping @Sendable () -> Void,
+        onFallback: @escaping @Sendable (SessionChangeNoticeFallback) -> Void
+    ) -> SessionChangeObservation {
+        observe(handler)
+    }
+}
+
+/// Why an observation of a ``SessionChangeNotifier`` hears changes by polling the store's files
+/// (about every second) instead of the operating system's notices, which failed it. Notices still
+/// arrive, up to a second or so later; nothing else changes. It names the failing call and its
+/// `errno`, never a path.
+///
+/// All operations are thread-safe.
+public enum SessionChangeNoticeFallback: Sendable, Hashable, CustomStringConvertible {
+
+    /// The kernel gave no notification instance (`inotify_init1` failed with `code`): the
+    /// per-user limit on instances (`EMFILE`: `fs.inotify.max_user_instances`, 128 by default) or
+    /// on open files (`EMFILE`, `ENFILE`), or no inotify at all (`ENOSYS`).
+    case instanceUnavailable(code: Int32)
+
+    /// The kernel refused to watch the store's folder (`inotify_add_watch` failed with `code`, for
+    /// a reason other than the folder's absence): the per-user limit on watches (`ENOSPC`:
+    /// `fs.inotify.max_user_watches`), no permission to read the folder (`EACCES`), no memory
+    /// (`ENOMEM`). The folder is asked again every second; once it is watched, notices come from
+    /// the kernel again.
+    case watchRefused(code: Int32)
+
+    /// `inotify_init1 failed: Too many open files (errno 24); polling`.
+    public var description: String {
+        switch self {
+        case .instanceUnavailable(let code):
+            "inotify_init1 failed: \(String(cString: strerror(code))) (errno \(code)); polling"
+        case .watchRefused(let code):
+            "inotify_add_watch failed: \(String(cString: strerror(code))) (errno \(code)); polling"
+        }
+    }
 }
 
 /// An observation of a ``SessionChangeNotifier``: ends when cancelled or released.
@@ -135,13 +196,19 @@ public final class LocalChangeNotifier: SessionChangeNotifier {
 
 /// A ``SessionChangeNotifier`` that asks, at an interval, for a signature of the store (file
 /// sizes, times and identities, say) and reports a change when it differs: the fallback where the
-/// operating system offers no notices. ``post()`` does nothing; a write is seen at the next poll.
+/// operating system offers no notices. A write is seen at the next poll; ``post()`` makes sure a
+/// write of this process is, even when another process undoes it before that poll.
 public final class PollingChangeNotifier: SessionChangeNotifier {
 
     /// The time between two polls.
     public let interval: TimeInterval
 
     private let signature: @Sendable () -> String
+
+    /// Each observation's signature at its last poll; `nil` after a post (the next poll reports a
+    /// change, whatever it finds).
+    private let observations = ConcurrencySafeContainer<[UInt64: ConcurrencySafeContainer<String?>]>([:])
+    private let nextID = ConcurrencySafeContainer<UInt64>(0)
 
     /// Creates a polling notifier.
     ///
@@ -153,8 +220,15 @@ public final class PollingChangeNotifier: SessionChangeNotifier {
         self.signature = signature
     }
 
-    /// Does nothing: observers see the write at their next poll.
-    public func post() {}
+    /// Makes every observation of this instance report a change at its next poll, whatever the
+    /// signature is then: a write of this process (which posts after it) undone by another
+    /// process before that poll would otherwise look like no change at all, and leave this
+    /// process believing its own write.
+    public func post() {
+        for last in observations.withLock({ Array($0.values) }) {
+            last.withLock { $0 = nil }
+        }
+    }
 
     /// Polls until cancelled.
     ///
@@ -162,7 +236,12 @@ public final class PollingChangeNotifier: SessionChangeNotifier {
     /// - Returns: The observation.
     public func observe(_ handler: @escaping @Sendable () -> Void) -> SessionChangeObservation {
         let signature = signature
-        let last = ConcurrencySafeContainer(signature())
+        let last = ConcurrencySafeContainer<String?>(signature())
+        let id = nextID.withLock { id in
+            id += 1
+            return id
+        }
+        observations.withLock { $0[id] = last }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "AuthSessionKit.PollingChangeNotifier"))
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
         timer.setEventHandler {
@@ -175,7 +254,10 @@ public final class PollingChangeNotifier: SessionChangeNotifier {
         }
         timer.resume()
         let source = TimerSource(timer: timer)
-        return SessionChangeObservation { source.timer.cancel() }
+        return SessionChangeObservation { [weak self] in
+            source.timer.cancel()
+            self?.observations.withLock { _ = $0.removeValue(forKey: id) }
+        }
     }
 }
 

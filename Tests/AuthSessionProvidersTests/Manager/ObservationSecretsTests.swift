@@ -184,6 +184,8 @@ struct PublicLogSummaryTests {
             .storeFailed(.insecurePermissions(path: path, mode: 0o644), during: .launch),
             .storeFailed(.io(operation: "open", path: path, code: 13), during: .refresh),
             .credentialChecked(.failure(described)),
+            .changeNoticesFellBack(.instanceUnavailable(code: EMFILE)),
+            .changeNoticesFellBack(.watchRefused(code: ENOSPC)),
         ]
         for observation in observations {
             let summary = observation.publicLogSummary
