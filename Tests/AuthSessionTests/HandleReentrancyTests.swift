@@ -86,9 +86,11 @@ struct HandleReentrancyTests {
         #expect(await waitUntilIdle(handle), "the handle never went idle")
         // Each read publishes once; the event published from inside an input's read is applied
         // after that input, and the one published from inside the read made for that event is
-        // dropped. Subscribing reads the session (1), and what that publishes is applied with its
-        // echo (2, 3); then each of the two launch events and its echo (4 to 7).
-        #expect(provider.publishCount == 7)
+        // dropped, with one fresh read after it (a reconcile; what its read publishes, a session
+        // update, is dropped with no further step). Subscribing reads the session (1), and what
+        // that publishes is applied with its echo and the reconcile (2 to 4); then each of the
+        // two launch events, its echo and a reconcile (5 to 10).
+        #expect(provider.publishCount == 10)
         #expect(handle.sessionStatus == .signedIn)
         await recorder.drain()
         #expect(
@@ -99,14 +101,14 @@ struct HandleReentrancyTests {
         )
         // Idle for good: nothing more arrives on its own.
         await handle.waitUntilIdle()
-        #expect(provider.publishCount == 7)
+        #expect(provider.publishCount == 10)
         // Later inputs cost the same bounded work, and the handle is idle again after each.
         let before = provider.publishCount
         for _ in 0..<10 {
             provider.publish(.sessionFetched(isInitialFetch: false))
         }
         #expect(await waitUntilIdle(handle), "the handle never went idle")
-        #expect(provider.publishCount - before == 20)
+        #expect(provider.publishCount - before == 30)
         await recorder.drain()
         #expect(isChain(recorder.statusChanges, from: .syncing))
         withExtendedLifetime(handle) {}

@@ -113,7 +113,7 @@ extension AuthSessionHandle {
                     with: error
                 )
             }
-        case .event, .signOutFailed, .observe:
+        case .event, .signOutFailed, .observe, .reconcile:
             break
         }
         return world
@@ -167,6 +167,8 @@ extension AuthSessionHandle {
             return machine.signOutFailed(error)
         case .observe:
             return []
+        case .reconcile:
+            return machine.reconcile(hasSession: world.session != nil)
         }
     }
 

@@ -41,9 +41,10 @@ import Foundation
 /// inside a call the handle makes to it), the new input is queued and applied in order, right
 /// after the ones before it; ``waitUntilIdle()`` waits for that. One bound: an event the provider
 /// publishes on the applying thread from inside the handle's read of it (a getter, a policy
-/// answer) for an input that was itself published that way is dropped, so a getter that
-/// publishes each time it is read costs one more step per input instead of feeding the handle for
-/// ever (a getter that has another thread publish, and waits for it, is not recognised). Delegate callbacks and stream elements are handed over under the handle's lock, in step
+/// answer) for an input that was itself published that way is dropped, and the handle then
+/// decides once more from a fresh read of the provider (so a dropped sign-out is not lost), so a
+/// getter that publishes each time it is read costs a bounded number of steps per input instead
+/// of feeding the handle for ever (a getter that has another thread publish, and waits for it, is not recognised). Delegate callbacks and stream elements are handed over under the handle's lock, in step
 /// order; the provider, the authenticator and the delegates themselves are only ever called with
 /// no lock of the handle held.
 public final class AuthSessionHandle<AuthSessionProvider: AuthSessionProviderProtocol>: AuthSessionHandleProtocol {

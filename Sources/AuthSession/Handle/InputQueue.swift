@@ -27,6 +27,10 @@ indirect enum HandleInput: Sendable {
     /// An observation model starts following the handle: it is given the state the latest step
     /// left, with the user read now, then every later step's.
     case observe(AsyncStream<ObservationUpdate>.Continuation, id: UInt64)
+    /// An event was dropped (published from inside the read made for an echo): the handle
+    /// decides once more from a fresh read of the provider, so that what the dropped event
+    /// carried (a sign-out, say) is not lost.
+    case reconcile
 }
 
 /// The inputs waiting to be applied, in arrival order, and whether a thread is applying them.
@@ -38,8 +42,12 @@ indirect enum HandleInput: Sendable {
 /// provider, between taking the input and its step), so that an event the provider publishes
 /// from inside that read, on that thread, is told apart: it is an echo of the read. An echo is
 /// queued like any input (applied after the step that read); an echo published while reading for
-/// an echo is dropped. A getter that publishes each time it is read thus costs one more step per
-/// input, instead of feeding the handle for ever.
+/// an echo is dropped, and a ``HandleInput/reconcile`` is queued in its place (one at a time):
+/// a step that reads the provider afresh and decides from what it finds, so that a dropped
+/// event's news (a sign-out) is not lost. An event published while reading for a reconcile is
+/// dropped too; if it may change the status, one more reconcile follows (at most
+/// ``maximumReconcileRun`` in a row). A getter that publishes each time it is read thus costs a
+/// bounded number of steps per input, instead of feeding the handle for ever.
 struct InputQueue {
 
     /// An input waiting to be applied; `isEcho` when it was published from inside a read.
@@ -52,8 +60,17 @@ struct InputQueue {
     private var head = 0
     /// Whether a thread is applying inputs (it takes every input added meanwhile).
     private(set) var isApplying = false
-    /// The thread reading the world for the input it took, and whether that input is an echo.
-    private var reader: (thread: ThreadID, isEcho: Bool)?
+    /// The thread reading the world for the input it took, whether that input is an echo, and
+    /// whether it is a reconcile.
+    private var reader: (thread: ThreadID, isEcho: Bool, isReconcile: Bool)?
+    /// Whether a reconcile is queued and not yet taken.
+    private var isReconcileQueued = false
+    /// How many reconciles in a row the latest one is (each queued by a drop during the read of
+    /// the one before).
+    private var reconcileRun = 0
+    /// The most reconciles in a row: a getter that publishes a status change on every read
+    /// costs at most this many more steps.
+    static let maximumReconcileRun = 4
     private var receivedCount: UInt64 = 0
     private var appliedCount: UInt64 = 0
     private var idleWaiters: [(target: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
@@ -71,17 +88,44 @@ struct InputQueue {
             // Nobody applies inputs, so none is queued: this one goes first, without queueing.
             receivedCount &+= 1
             isApplying = true
-            reader = (ThreadID.current, false)
+            reader = (ThreadID.current, false, false)
             return input
         }
         var isEcho = false
         if let reader, reader.thread == ThreadID.current {
-            guard !reader.isEcho else { return nil }
+            guard !reader.isEcho else {
+                // Dropped; decide once more from a fresh read. During a reconcile's own read,
+                // only for news that may change the status (its read may predate it), and a
+                // bounded number of times in a row.
+                let queues: Bool
+                if reader.isReconcile {
+                    queues = Self.mayChangeStatus(input) && reconcileRun < Self.maximumReconcileRun
+                } else {
+                    queues = true
+                    reconcileRun = 0
+                }
+                if queues && !isReconcileQueued {
+                    isReconcileQueued = true
+                    reconcileRun += 1
+                    receivedCount &+= 1
+                    pending.append(Pending(input: .reconcile, isEcho: true))
+                }
+                return nil
+            }
             isEcho = true
         }
         receivedCount &+= 1
         pending.append(Pending(input: input, isEcho: isEcho))
         return nil
+    }
+
+    /// Whether `input`, an event, may change the status (a sign-in, a sign-out, a fetch), unlike
+    /// a session update or an error report.
+    private static func mayChangeStatus(_ input: HandleInput) -> Bool {
+        switch input {
+        case .event(.sessionUpdated), .event(.unexpectedError): false
+        default: true
+        }
     }
 
     /// Takes the next input to apply; the calling thread reads the world for it until
@@ -100,7 +144,12 @@ struct InputQueue {
             pending.removeFirst(head)
             head = 0
         }
-        reader = (ThreadID.current, taken.isEcho)
+        var isReconcile = false
+        if case .reconcile = taken.input {
+            isReconcileQueued = false
+            isReconcile = true
+        }
+        reader = (ThreadID.current, taken.isEcho, isReconcile)
         return taken.input
     }
 

@@ -149,6 +149,22 @@ struct SessionStateMachine {
         return actions
     }
 
+    /// After the handle dropped an event (published from inside the read made for an echo): the
+    /// provider read afresh. A provider with no session while the status still stands for one
+    /// (signed in, validating, at the biometric prompt) signed out in an event that was dropped:
+    /// that sign-out is applied now, with its one logout. Anything else stays as it is: a session
+    /// the status does not stand for yet waits for the provider's own events (a fetch, a
+    /// sign-in), which decide its validation and its prompt.
+    mutating func reconcile(hasSession: Bool) -> [SessionAction] {
+        guard !hasSession else { return [] }
+        switch status {
+        case .signedIn, .validating, .biometricAuthentication:
+            return sessionSignedOut(error: nil)
+        case .signedOut, .syncing:
+            return []
+        }
+    }
+
     /// `sessionUpdated`: observers hear about it; the status does not change.
     func sessionUpdated(_ session: (any AuthSessionProtocol)?) -> [SessionAction] {
         [.notify(.userUpdated(session))]
