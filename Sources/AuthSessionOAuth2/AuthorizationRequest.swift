@@ -123,6 +123,17 @@ public struct AuthorizationRequest: Sendable, Hashable, CustomStringConvertible,
     /// - Returns: The authorization-code grant, with the code verifier and the expected nonce.
     /// - Throws: ``AuthorizationRedirectError``; nothing has been exchanged.
     public func grant(fromRedirect redirect: URL) throws(AuthorizationRedirectError) -> AuthGrant {
+        try grantFromRedirect(redirect)
+    }
+
+    /// A form-encoded component read: `+` a space, percent escapes decoded (kept as they are
+    /// when they are not valid UTF-8).
+    static func formDecoded(_ text: String) -> String {
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
+    }
+
+    private func grantFromRedirect(_ redirect: URL) throws(AuthorizationRedirectError) -> AuthGrant {
         guard let components = URLComponents(url: redirect, resolvingAgainstBaseURL: false),
             let expected = URLComponents(url: redirectURI, resolvingAgainstBaseURL: false),
             components.scheme?.lowercased() == expected.scheme?.lowercased(),
@@ -132,7 +143,10 @@ public struct AuthorizationRequest: Sendable, Hashable, CustomStringConvertible,
         else {
             throw .redirectURIMismatch
         }
-        let items = components.queryItems ?? []
+        // The query is form-encoded (RFC 6749 section 4.1.2, appendix B): `+` is a space.
+        let items = (components.percentEncodedQueryItems ?? []).map { item in
+            (name: Self.formDecoded(item.name), value: item.value.map(Self.formDecoded))
+        }
         func values(_ name: String) -> [String] {
             items.filter { $0.name == name }.map { $0.value ?? "" }
         }
@@ -276,4 +290,10 @@ extension OAuth2Service {
         try HTTPExchange.checkScheme(of: endpoint, allowsInsecureHTTP: configuration.allowsInsecureHTTP)
         return request
     }
+}
+
+extension AuthorizationRedirectError: SessionEndingError {
+
+    /// `false`: a sign-in's redirect that cannot be used leaves the session there was, if any.
+    public var endsSession: Bool { false }
 }

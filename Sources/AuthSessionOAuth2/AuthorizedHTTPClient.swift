@@ -351,6 +351,16 @@ public enum AuthorizedRequestError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+extension AuthorizedRequestError: SessionEndingError {
+
+    /// Whether the session is over: the app should show sign-in. Only ``session(_:)`` can say
+    /// so, when its error does (``ManagedSessionError/endsSession``).
+    public var endsSession: Bool {
+        if case .session(let error) = self { return error.endsSession }
+        return false
+    }
+}
+
 extension AuthorizedRequestError: LocalizedError {
 
     /// What went wrong, as the person using the app would put it.

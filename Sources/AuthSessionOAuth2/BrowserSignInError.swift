@@ -72,3 +72,9 @@ public enum BrowserSignInError: Error, Sendable, Hashable, CustomStringConvertib
     /// What the person can do about it: ``problem``'s suggestion.
     public var recoverySuggestion: String? { problem.recoverySuggestion }
 }
+
+extension BrowserSignInError: SessionEndingError {
+
+    /// `false`: a sign-in that failed leaves the session there was, if any, as it was.
+    public var endsSession: Bool { false }
+}

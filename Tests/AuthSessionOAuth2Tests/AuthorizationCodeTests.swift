@@ -87,6 +87,15 @@ import Testing
                 )!
             )
         }
+        // Form encoding, as servers write it: `+` is a space, `%2B` a plus.
+        #expect(throws: AuthorizationRedirectError.server(code: "access_denied", description: "user said no + more")) {
+            try request.grant(
+                fromRedirect: URL(
+                    string:
+                        "http://127.0.0.1/callback?error=access_denied&error_description=user+said+no+%2B+more&state=\(state)"
+                )!
+            )
+        }
         #expect(
             throws: AuthorizationRedirectError.stateMismatch,
             "an error redirect with a forged state is not believed"

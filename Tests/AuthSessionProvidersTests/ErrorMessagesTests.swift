@@ -195,3 +195,47 @@ struct ErrorMessagesTests {
         }
     }
 }
+
+@Suite("endsSession on every typed error")
+struct EndsSessionTests {
+
+    @Test(
+        "a typed RemoteAuthError, as a typed-throws call throws it, says whether the session ended; so does any Error"
+    )
+    func typedAndErased() {
+        let refused = RemoteAuthError(.server(code: "invalid_grant"), statusCode: 400)
+        let offline = RemoteAuthError(.network(code: -1009))
+        #expect(refused.endsSession)
+        #expect(!offline.endsSession)
+        let erased: [any Error] = [refused, offline, ManagedSessionError.signedOutElsewhere, CancellationError()]
+        #expect(erased.map(\.endsSession) == [true, false, true, false])
+        #expect(!SessionStoreError.unavailable(reason: "locked").endsSession)
+        #expect(IDTokenValidationError.subjectMismatch(expected: "a", actual: "b").endsSession)
+        #expect(!IDTokenValidationError.unknownSigningKey(keyID: nil).endsSession)
+    }
+}
+
+@Suite("The developer is told which file")
+struct StorePathInDescriptionTests {
+
+    @Test("a store error's description names the file (the home folder as ~), never a registered secret")
+    func pathIsShown() {
+        let folder = "/var/lib/app/3f9c2a7b4e1d8c6f0a5b2e9d7c4f1a8b"
+        let refused = SessionStoreError.insecurePermissions(path: "\(folder)/session.json", mode: 0o100644)
+        #expect(refused.description.contains("\(folder)/session.json"), "\(refused)")
+        #expect(refused.description.contains("644"))
+        #expect(refused.localizedDescription.contains("/") == false, "the person's message names no path")
+
+        let home = NSHomeDirectory()
+        let inHome = SessionStoreError.io(operation: "open", path: "\(home)/.config/app/session.json", code: EACCES)
+        #expect(inHome.description.contains("~/.config/app/session.json"), "\(inHome)")
+        #expect(!inHome.description.contains(home + "/"))
+
+        let secret = "hunter2-folder-secret"
+        let registration = SecretRedactor.register(secret)
+        defer { registration.cancel() }
+        let leaky = SessionStoreError.symbolicLink(path: "/tmp/\(secret)/session.json")
+        #expect(!leaky.description.contains(secret))
+        #expect(leaky.description.contains("/tmp/"))
+    }
+}

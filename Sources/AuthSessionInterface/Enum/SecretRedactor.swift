@@ -71,6 +71,15 @@ public enum SecretRedactor {
         redactingShapes(redactingRegistered(text))
     }
 
+    /// `text` with every registered secret replaced by ``placeholder``, and nothing else: for a
+    /// text known to hold no credential of its own shape (a file path in a developer's message).
+    ///
+    /// - Parameter text: The text.
+    /// - Returns: The text without registered secrets.
+    package static func redactRegistered(_ text: String) -> String {
+        redactingRegistered(text)
+    }
+
     /// The number of distinct registered secrets; for tests.
     static var registeredSecretCount: Int {
         registry.withLock { $0.count }

@@ -6,7 +6,8 @@ import Foundation
 /// any ``RemoteAuthService``, so an app writes none of that.
 ///
 /// ```swift
-/// let provider = ManagedSessionProvider(store: FileSessionStore(), remote: oauth)
+/// let store = try FileSessionStore(applicationName: "com.example.notes")
+/// let provider = ManagedSessionProvider(store: store, remote: oauth)
 /// let handle = AuthSessionHandle(sessionProvider: provider)
 /// try await provider.signIn(with: grant)
 /// let token = try await provider.validAccessToken()

@@ -59,7 +59,7 @@ import Musl
 ///   `session.json.corrupt-<date>-<random>` (kept for inspection until the next ``remove()``,
 ///   since such bytes may hold tokens), and reported as
 ///   ``SessionStoreError/corrupt(reason:setAsideAt:)``; a file written by a newer version of the
-///   package is left in place.
+///   package is left in place (until a sign-in here replaces it).
 /// - **Killed saves**: a save killed before its rename leaves its new file beside the session
 ///   file, holding what it was writing. The next save or removal deletes those of processes that
 ///   no longer run (and any older than ten minutes), so a sign-out leaves no token in the folder.

@@ -27,7 +27,7 @@ public enum SessionStoreError: Error, Sendable, Hashable {
     case corrupt(reason: String, setAsideAt: String?)
 
     /// The stored session was written by a newer version of this package, in a format this one
-    /// does not know. It is left as it is.
+    /// does not know. It is left as it is, until a sign-in with this version replaces it.
     case unsupportedFormatVersion(found: Int, newestSupported: Int)
 
     /// The file or folder at `path` can be read or written by other users (`mode` has group or
@@ -69,30 +69,55 @@ extension SessionStoreError: LocalizedError {
     public var recoverySuggestion: String? { problem.recoverySuggestion }
 
     /// What failed, for a developer: the path, the mode, the system error. Registered secrets and
-    /// credential-shaped words are redacted from it.
+    /// credential-shaped words are redacted from it; a path is shown whole (a folder named like a
+    /// token is still the folder to look at), with the home folder as `~`, and only registered
+    /// secrets redacted from it.
     public var detail: String {
-        SecretRedactor.redact(unredactedDetail)
+        let marker = "PATHMARKER"
+        let text = SecretRedactor.redact(detail(showingPathAs: marker))
+        guard let path, text.contains(marker) else { return text }
+        return text.replacingOccurrences(of: marker, with: SecretRedactor.redactRegistered(Self.shown(path)))
     }
 
-    private var unredactedDetail: String {
+    /// The path the error names, if any.
+    private var path: String? {
+        switch self {
+        case .insecurePermissions(let path, _), .foreignOwner(let path, _), .symbolicLink(let path),
+            .notARegularFile(let path), .io(_, let path, _):
+            path
+        case .corrupt(_, let setAsideAt):
+            setAsideAt
+        case .unavailable, .unsupportedFormatVersion, .keychain, .missingEntitlement:
+            nil
+        }
+    }
+
+    /// `path` with the home folder as `~`: it names the user.
+    private static func shown(_ path: String) -> String {
+        let home = NSHomeDirectory()
+        guard home.count > 1, path.hasPrefix(home + "/") || path == home else { return path }
+        return "~" + path.dropFirst(home.count)
+    }
+
+    private func detail(showingPathAs shownPath: String) -> String {
         switch self {
         case .unavailable(let reason):
             "The session storage is not available now: \(reason)."
         case .corrupt(let reason, let setAsideAt):
             "The stored session is corrupt (\(reason))"
-                + (setAsideAt.map { "; its bytes were moved to \($0)." } ?? ".")
+                + (setAsideAt.map { _ in "; its bytes were moved to \(shownPath)." } ?? ".")
         case .unsupportedFormatVersion(let found, let newestSupported):
             "The stored session uses format version \(found); this version reads up to \(newestSupported)."
-        case .insecurePermissions(let path, let mode):
-            "Refusing \(path): its permissions \(String(mode & 0o7777, radix: 8)) let other users read or write it."
-        case .foreignOwner(let path, let owner):
-            "Refusing \(path): it belongs to user \(owner), not to this process's user."
-        case .symbolicLink(let path):
-            "Refusing \(path): it is a symbolic link, which the session store never follows."
-        case .notARegularFile(let path):
-            "Refusing \(path): it is not a regular file or folder."
-        case .io(let operation, let path, let code):
-            "\(operation) failed for \(path): \(String(cString: strerror(code))) (errno \(code))."
+        case .insecurePermissions(_, let mode):
+            "Refusing \(shownPath): its permissions \(String(mode & 0o7777, radix: 8)) let other users read or write it."
+        case .foreignOwner(_, let owner):
+            "Refusing \(shownPath): it belongs to user \(owner), not to this process's user."
+        case .symbolicLink:
+            "Refusing \(shownPath): it is a symbolic link, which the session store never follows."
+        case .notARegularFile:
+            "Refusing \(shownPath): it is not a regular file or folder."
+        case .io(let operation, _, let code):
+            "\(operation) failed for \(shownPath): \(String(cString: strerror(code))) (errno \(code))."
         case .keychain(let operation, let status):
             "\(operation) failed: \(KeychainStatus(status))."
         case .missingEntitlement(let operation):
