@@ -115,6 +115,7 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
         var familyOfAccessToken: [String: Int] = [:]
         var familyOfRefreshToken: [String: Int] = [:]
         var refreshFaults: [Fault] = []
+        var revocationFaults: [Fault] = []
         var credentialStateFaults: [Fault] = []
         var obtainFaults: [Fault] = []
         var heldRefreshes: [CheckedContinuation<Bool, Never>] = []
@@ -350,6 +351,16 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
     /// - Parameter faults: The faults, in order.
     public func enqueueCredentialStateFaults(_ faults: [Fault]) {
         state.withLock { $0.credentialStateFaults += faults }
+    }
+
+    /// Queues faults for the next revocations (``revoke(_:kind:)``), one each: the token is not
+    /// revoked then. ``Fault/unavailable`` and ``Fault/answerLost`` stand for a server that
+    /// cannot be reached (the second one revokes, but the answer is lost), ``Fault/invalidClient``
+    /// for a refusal.
+    ///
+    /// - Parameter faults: The faults, in order.
+    public func enqueueRevocationFaults(_ faults: [Fault]) {
+        state.withLock { $0.revocationFaults += faults }
     }
 
     /// Queues faults for the next sign-ins (``obtainTokens(with:)``), one each.
@@ -637,12 +648,17 @@ public final class InProcessAuthorizationServer: RemoteAuthService, CustomString
     ///   - token: The token.
     ///   - kind: Ignored: the server knows its tokens.
     public func revoke(_ token: String, kind: TokenKind) async throws(RemoteAuthError) {
-        state.withLock { state in
-            state.revokedTokens.append(token)
-            if let id = state.family(of: token) {
-                state.revokeFamily(id)
+        let fault = state.withLock { state -> Fault? in
+            let fault = state.revocationFaults.isEmpty ? nil : state.revocationFaults.removeFirst()
+            if fault == nil || fault == .answerLost {
+                state.revokedTokens.append(token)
+                if let id = state.family(of: token) {
+                    state.revokeFamily(id)
+                }
             }
+            return fault
         }
+        if let fault { throw Self.error(for: fault) }
     }
 
     /// The state of the credential behind `session`, after the next credential-state fault if

@@ -30,6 +30,7 @@ public final class MockSessionStore: SessionStore {
         var savedSessions: [ManagedSession] = []
         var lease: RefreshLease?
         var leasesRecorded = 0
+        var pendingRevocations: [PendingRevocation] = []
         var waiters = WaiterList<State>()
     }
 
@@ -86,6 +87,34 @@ public final class MockSessionStore: SessionStore {
 
     /// How many leases were recorded.
     public var leasesRecorded: Int { state.withLock { $0.leasesRecorded } }
+
+    /// The recorded revocations that could not reach the server yet.
+    ///
+    /// - Returns: The records.
+    /// - Throws: ``SessionStoreError/unavailable(reason:)`` while the store is unavailable.
+    public func loadPendingRevocations() throws(SessionStoreError) -> [PendingRevocation] {
+        let result = state.withLock { state -> Result<[PendingRevocation], SessionStoreError> in
+            state.isUnavailable
+                ? .failure(.unavailable(reason: "the mock store is unavailable")) : .success(state.pendingRevocations)
+        }
+        return try result.get()
+    }
+
+    /// Replaces the recorded revocations.
+    ///
+    /// - Parameter revocations: The records.
+    /// - Throws: ``SessionStoreError/unavailable(reason:)`` while the store is unavailable.
+    public func savePendingRevocations(_ revocations: [PendingRevocation]) throws(SessionStoreError) {
+        let result = state.mutateAndNotify { state -> Result<Void, SessionStoreError> in
+            if state.isUnavailable { return .failure(.unavailable(reason: "the mock store is unavailable")) }
+            state.pendingRevocations = revocations
+            return .success(())
+        }
+        try result.get()
+    }
+
+    /// The revocations recorded now (for tests).
+    public var pendingRevocations: [PendingRevocation] { state.withLock { $0.pendingRevocations } }
 
     /// Records `lease` as another process would, or removes it: a test's way to stand for a
     /// process holding (or having left) a lease.

@@ -65,6 +65,16 @@ extension ManagedSessionProvider {
 
         private var leaseDuration: TimeInterval = 120
 
+        /// How long a refresh token's revocation that could not reach the server is kept and
+        /// made again (``PendingRevocation``), in seconds: 30 days by default, longer than most
+        /// servers keep an unused refresh token valid. At least one minute.
+        public var pendingRevocationLifetime: TimeInterval {
+            get { revocationLifetime }
+            set { revocationLifetime = newValue.isFinite ? max(60, newValue) : revocationLifetime }
+        }
+
+        private var revocationLifetime: TimeInterval = 30 * 86_400
+
         /// What asks the operating system for time to finish a refresh (and the writes of the
         /// biometric setting, a sign-out, a retried write) the process started before it was sent
         /// to the background, or `nil`: ``ExpiringActivityAssertion`` by default

@@ -160,6 +160,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 self?.storeChanged()
             }
             self?.input { machine, now in machine.activated(now: now) }
+            self?.retryPendingRevocationsInBackground()
         }
         let revocationSignal = configuration.revocationSignal ?? remote.credentialRevocationSignal
         let revocation = revocationSignal?.observe { [weak self] in
@@ -710,6 +711,9 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                     instrumentation.delivery.send(.storeFailed(error, during: .launch))
                 }
                 input { machine, now in machine.loaded(result, generation: generation, now: now) }
+                if case .success = result {
+                    retryPendingRevocationsInBackground()
+                }
             case .reloadLater(let generation, let delay):
                 schedule(.storage, after: delay) { provider in
                     provider.perform([.load(generation: generation)])
@@ -1762,13 +1766,158 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         beginOperation()
         let remote = remote
         Task { [self] in
-            try? await remote.revoke(token, kind: kind)
+            do throws(RemoteAuthError) {
+                try await remote.revoke(token, kind: kind)
+                instrumentation.delivery.send(.revocation(kind, .revoked(isRetry: false)))
+            } catch  where error.kind == .transient {
+                instrumentation.delivery.send(.revocation(kind, .pending(error)))
+                if kind == .refreshToken {
+                    let now = clock.now.timeIntervalSince1970
+                    let record = PendingRevocation(
+                        token: token,
+                        kind: kind,
+                        recordedAt: now,
+                        notAfter: now + configuration.pendingRevocationLifetime
+                    )
+                    await onOwnThread { [self] in keepPendingRevocation(record) }
+                }
+            } catch {
+                instrumentation.delivery.send(.revocation(kind, .failed(error)))
+            }
             endOperation()
         }
     }
 
+    /// Records `record` with the store's pending revocations (inside its exclusive access), and
+    /// in memory for a store that keeps none. Blocks: call it on a thread of its own.
+    private func keepPendingRevocation(_ record: PendingRevocation) {
+        state.withLock { state in
+            if !state.pendingRevocations.contains(where: { $0.token == record.token }) {
+                state.pendingRevocations.append(record)
+            }
+        }
+        _ = try? store.withExclusiveAccess {
+            var kept = try store.loadPendingRevocations()
+            guard !kept.contains(where: { $0.token == record.token }) else { return }
+            kept.append(record)
+            try store.savePendingRevocations(kept)
+        }
+    }
+
+    /// Makes again the revocations that could not reach the server before, by this process or
+    /// another sharing the store (a sign-out while offline, say): each is made once now, and
+    /// removed when the server revoked the token or refused for good; one still unreachable
+    /// stays for the next try (the next launch or activation, or another call of this method).
+    /// One kept until its token could no longer be valid is given up. Each outcome is reported
+    /// to the observers (``ManagedSessionObservation/revocation(_:_:)``).
+    ///
+    /// The manager calls it by itself after the launch read the store and at each activation; a
+    /// command-line tool that signed out offline calls it (or waits for it with
+    /// ``waitUntilIdle()``) before it exits to know where things stand.
+    ///
+    /// - Returns: How many revocations are still pending.
+    @discardableResult
+    public func revokePendingTokens() async -> Int {
+        await revocationRound().value
+    }
+
+    /// The round of pending revocations running now, or a new one: one at a time, and a caller
+    /// that comes while one runs waits for that one. Counted as an operation from its start, so
+    /// that ``waitUntilIdle()`` waits for it.
+    private func revocationRound() -> Task<Int, Never> {
+        state.withLock { locked -> Task<Int, Never> in
+            if let running = locked.revocationRound { return running }
+            beginOperationLocked(&locked)
+            let round = Task { [self] in
+                let remaining = await makePendingRevocations()
+                state.withLock { $0.revocationRound = nil }
+                endOperation()
+                return remaining
+            }
+            locked.revocationRound = round
+            return round
+        }
+    }
+
+    /// One round of ``revokePendingTokens()``.
+    private func makePendingRevocations() async -> Int {
+        let now = clock.now.timeIntervalSince1970
+        let (due, expired) = await onOwnThread { [self] in takeDueRevocations(now: now) }
+        for record in expired {
+            instrumentation.delivery.send(.revocation(record.kind, .expired))
+        }
+        for record in due {
+            do throws(RemoteAuthError) {
+                try await remote.revoke(record.token, kind: record.kind)
+                instrumentation.delivery.send(.revocation(record.kind, .revoked(isRetry: true)))
+                await onOwnThread { [self] in forgetPendingRevocation(record.token) }
+            } catch  where error.kind == .transient {
+                instrumentation.delivery.send(.revocation(record.kind, .pending(error)))
+            } catch {
+                instrumentation.delivery.send(.revocation(record.kind, .failed(error)))
+                await onOwnThread { [self] in forgetPendingRevocation(record.token) }
+            }
+        }
+        return await onOwnThread { [self] in pendingRevocationsNow().count }
+    }
+
+    /// The pending revocations, from the store and memory; expired ones removed (and returned).
+    private func takeDueRevocations(now: TimeInterval) -> (due: [PendingRevocation], expired: [PendingRevocation]) {
+        let inMemory = state.withLock { $0.pendingRevocations }
+        // A look first, without the exclusive access: with nothing pending (nearly always) the
+        // round takes no turn at the store.
+        let peeked = (try? store.loadPendingRevocations()) ?? []
+        guard !peeked.isEmpty || !inMemory.isEmpty else { return ([], []) }
+        let stored =
+            (try? store.withExclusiveAccess { () throws -> [PendingRevocation] in
+                let kept = try store.loadPendingRevocations()
+                let live = kept.filter { $0.notAfter > now }
+                if live.count != kept.count { try store.savePendingRevocations(live) }
+                return kept
+            }) ?? []
+        var all: [PendingRevocation] = []
+        for record in stored + inMemory where !all.contains(where: { $0.token == record.token }) {
+            all.append(record)
+        }
+        state.withLock { $0.pendingRevocations.removeAll { $0.notAfter <= now } }
+        return (all.filter { $0.notAfter > now }, all.filter { $0.notAfter <= now })
+    }
+
+    /// Removes the pending revocation of `token`, from the store and memory.
+    private func forgetPendingRevocation(_ token: String) {
+        state.withLock { $0.pendingRevocations.removeAll { $0.token == token } }
+        _ = try? store.withExclusiveAccess {
+            let kept = try store.loadPendingRevocations()
+            let rest = kept.filter { $0.token != token }
+            if rest.count != kept.count { try store.savePendingRevocations(rest) }
+        }
+    }
+
+    /// The pending revocations now, from the store and memory.
+    private func pendingRevocationsNow() -> [PendingRevocation] {
+        let inMemory = state.withLock { $0.pendingRevocations }
+        // A read: the store replaces its record whole.
+        let stored = (try? store.loadPendingRevocations()) ?? []
+        var all: [PendingRevocation] = []
+        for record in stored + inMemory where !all.contains(where: { $0.token == record.token }) {
+            all.append(record)
+        }
+        return all
+    }
+
+    /// After the launch read the store, and at each activation: the revocations put off before
+    /// are made again, in the background (not by a read-only process: the app makes them).
+    private func retryPendingRevocationsInBackground() {
+        guard configuration.role == .full else { return }
+        _ = revocationRound()
+    }
+
     private func beginOperation() {
-        state.withLock { $0.runningOperations += 1 }
+        state.withLock { beginOperationLocked(&$0) }
+    }
+
+    private func beginOperationLocked(_ state: inout ProviderState) {
+        state.runningOperations += 1
     }
 
     private func endOperation() {
@@ -1847,6 +1996,10 @@ private struct ProviderState {
     /// The stored session a sign-out could not remove (a locked store): removed at the next
     /// activation.
     var pendingRemoval: PendingRemoval?
+    /// Revocations that could not reach the server, for a store that keeps none.
+    var pendingRevocations: [PendingRevocation] = []
+    /// The round of pending revocations running now, if one is.
+    var revocationRound: Task<Int, Never>?
     var observations: [AppActivationObservation] = []
     var registrations: [SecretRegistration] = []
     var runningOperations = 0

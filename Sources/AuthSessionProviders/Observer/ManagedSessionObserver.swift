@@ -66,6 +66,43 @@ public enum ManagedSessionObservation: Sendable, CustomStringConvertible, Custom
     /// worth raising, nothing lost.
     case changeNoticesFellBack(SessionChangeNoticeFallback)
 
+    /// A revocation of a token this manager ended (a sign-out, a replaced session, tokens obtained
+    /// for nothing) was made, put off, or given up: see ``RevocationOutcome``.
+    case revocation(TokenKind, RevocationOutcome)
+
+    /// What became of a revocation.
+    ///
+    /// All operations are thread-safe.
+    public enum RevocationOutcome: Sendable, Hashable, CustomStringConvertible {
+
+        /// The server revoked the token (`isRetry`: a revocation put off earlier, by this process
+        /// or another sharing the store).
+        case revoked(isRetry: Bool)
+
+        /// The server could not be reached (offline, a timeout, a server error): a refresh token's
+        /// revocation is kept in the store (``PendingRevocation``) and made again at the next
+        /// launch or activation, or by ``ManagedSessionProvider/revokePendingTokens()``. An access
+        /// token's is not kept: it expires by itself.
+        case pending(RemoteAuthError)
+
+        /// The server refused the revocation for good (a misconfigured client, an endpoint it
+        /// does not have): it is not made again. The token may stay valid until it expires.
+        case failed(RemoteAuthError)
+
+        /// A revocation kept until the token could no longer be valid was given up.
+        case expired
+
+        /// `revoked`, `pending(...)`, `failed(...)`, `expired`.
+        public var description: String {
+            switch self {
+            case .revoked(let isRetry): isRetry ? "revoked(retry)" : "revoked"
+            case .pending(let error): "pending(\(error))"
+            case .failed(let error): "failed(\(error))"
+            case .expired: "expired"
+            }
+        }
+    }
+
     /// What a finished refresh did.
     ///
     /// All operations are thread-safe.
@@ -201,6 +238,8 @@ public enum ManagedSessionObservation: Sendable, CustomStringConvertible, Custom
             "credentialChecked(failed: \(error))"
         case .changeNoticesFellBack(let fallback):
             "changeNoticesFellBack(\(fallback))"
+        case .revocation(let kind, let outcome):
+            "revocation(\(kind.rawValue), \(outcome))"
         }
     }
 
@@ -216,6 +255,7 @@ public enum ManagedSessionObservation: Sendable, CustomStringConvertible, Custom
         case .storeFailed: "storeFailed"
         case .credentialChecked: "credentialChecked"
         case .changeNoticesFellBack: "changeNoticesFellBack"
+        case .revocation: "revocation"
         }
     }
 
@@ -243,6 +283,9 @@ public enum ManagedSessionObservation: Sendable, CustomStringConvertible, Custom
         case .credentialChecked(.success(let state)): state == .authorized ? .info : .warning
         case .credentialChecked(.failure): .warning
         case .changeNoticesFellBack: .warning
+        case .revocation(_, .revoked): .info
+        case .revocation(_, .pending), .revocation(_, .expired): .warning
+        case .revocation(_, .failed): .error
         }
     }
 

@@ -141,8 +141,25 @@ final class FileCoordination: Sendable {
         try exclusive.withLock { descriptor in
             let lockFile = try lockFileAtPath(&descriptor, waitLimit: waitLimit)
             defer { try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath) }
+            Self.recordTurn(lockFile)
             return try body()
         }
+    }
+
+    /// Counts one more turn in the lock file's first 8 bytes (no `fsync`: only a waiter reads
+    /// it): a waiter that sees the count move knows the holders are making progress, and keeps
+    /// waiting however long the queue is; only a count that stands still for the wait limit is a
+    /// holder stopped inside.
+    private static func recordTurn(_ lockFile: Int32) {
+        var count = turns(lockFile) &+ 1
+        _ = pwrite(lockFile, &count, MemoryLayout<UInt64>.size, 0)
+    }
+
+    /// The turns counted in the lock file (0 for an empty or unreadable one).
+    private static func turns(_ lockFile: Int32) -> UInt64 {
+        var count: UInt64 = 0
+        guard pread(lockFile, &count, MemoryLayout<UInt64>.size, 0) == MemoryLayout<UInt64>.size else { return 0 }
+        return count
     }
 
     /// How long ``withExclusiveAccess(waitingAtMost:_:)`` waits for another process by default.
@@ -157,19 +174,29 @@ final class FileCoordination: Sendable {
         )
     }
 
-    /// Takes the lock on the file now at the path, waiting at most `waitLimit` seconds for
-    /// another process: tries without blocking, then sleeps a little longer each time (from
-    /// 50 µs up to 5 ms), so a lock held for microseconds is had at once and a stopped holder
-    /// costs a few hundred wake-ups a second.
+    /// Takes the lock on the file now at the path, waiting for other processes as long as they
+    /// make progress, and at most `waitLimit` seconds without any (a holder stopped inside): tries
+    /// without blocking, then sleeps a little longer each time (from 50 µs up to 2 ms), so a
+    /// lock held for microseconds is had at once and a stopped holder costs a few hundred
+    /// wake-ups a second. Progress is the turn count in the lock file (``recordTurn(_:)``).
     private func lockFileAtPath(_ descriptor: inout Int32?, waitLimit: TimeInterval) throws(SessionStoreError) -> Int32
     {
-        let start = ProcessInfo.processInfo.systemUptime
+        var since = ProcessInfo.processInfo.systemUptime
+        var lastTurns: UInt64?
         var pause: useconds_t = 50
         while true {
             if let lockFile = try tryLockFileAtPath(&descriptor) { return lockFile }
-            if ProcessInfo.processInfo.systemUptime - start >= waitLimit { throw Self.heldTooLong(waitLimit) }
+            let now = ProcessInfo.processInfo.systemUptime
+            let turns = descriptor.map(Self.turns)
+            if turns != lastTurns {
+                // Someone had a turn since the last look: the queue moves.
+                lastTurns = turns
+                since = now
+            } else if now - since >= waitLimit {
+                throw Self.heldTooLong(waitLimit)
+            }
             usleep(pause)
-            pause = min(pause * 2, 5_000)
+            pause = min(pause * 2, 2_000)
         }
     }
 
@@ -179,6 +206,7 @@ final class FileCoordination: Sendable {
         let outcome = try exclusive.withLockIfAvailable { descriptor -> Result? in
             guard let lockFile = try tryLockFileAtPath(&descriptor) else { return nil }
             defer { try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath) }
+            Self.recordTurn(lockFile)
             return try body()
         }
         return outcome ?? nil

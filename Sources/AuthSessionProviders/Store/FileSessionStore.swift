@@ -83,7 +83,9 @@ public final class FileSessionStore: SessionStore {
     public let synchronizesWrites: Bool
 
     /// How long ``withExclusiveAccess(_:)`` waits for another process that holds the store, in
-    /// seconds, before it gives up with ``SessionStoreError/unavailable(reason:)``.
+    /// seconds, while no process has a turn (a holder stopped inside), before it gives up with
+    /// ``SessionStoreError/unavailable(reason:)``. A queue of processes that take their turns is
+    /// waited for however long it is.
     public let exclusiveAccessWaitLimit: TimeInterval
 
     private let path: String
@@ -106,8 +108,9 @@ public final class FileSessionStore: SessionStore {
     ///     sandboxed app's must. Elsewhere in a sandboxed macOS app, start it with the app group's
     ///     identifier. Ignored on other platforms.
     ///   - exclusiveAccessWaitLimit: How long ``withExclusiveAccess(_:)`` waits for another
-    ///     process that holds the store (for microseconds, unless it was stopped) before it gives
-    ///     up with ``SessionStoreError/unavailable(reason:)``; 10 seconds by default.
+    ///     process that holds the store (for microseconds, unless it was stopped) while no
+    ///     process has a turn, before it gives up with ``SessionStoreError/unavailable(reason:)``;
+    ///     10 seconds by default.
     public convenience init(
         directory: URL,
         fileName: String = "session.json",
@@ -295,7 +298,8 @@ public final class FileSessionStore: SessionStore {
     /// sibling lock file, so no other thread or process sharing the file runs its own at the same
     /// time. Blocks the calling thread while another holds it, which is never for long: nothing
     /// is held across the network. A process stopped while it holds it (`SIGSTOP`, a debugger,
-    /// the system suspending it) is waited for at most ``exclusiveAccessWaitLimit`` seconds: the
+    /// the system suspending it) is waited for at most ``exclusiveAccessWaitLimit`` seconds with no
+    /// turn taken (a turn count in the lock file says when processes take theirs): the
     /// call then throws ``SessionStoreError/unavailable(reason:)``, whose reason says so. If the
     /// lock file (or its folder) was replaced while this process held the old one open, the new
     /// one is opened and locked instead.
@@ -336,6 +340,76 @@ public final class FileSessionStore: SessionStore {
     public func saveLease(_ lease: RefreshLease?) throws(SessionStoreError) {
         try coordination.saveLease(lease)
     }
+
+    /// The revocations that could not reach the server yet, from the sibling file
+    /// `session.json.revocations`; none if there is no such file, or if it is not this user's
+    /// alone or unreadable (refused, and replaced by the next record).
+    ///
+    /// - Returns: The records.
+    /// - Throws: ``SessionStoreError`` if the file cannot be read.
+    public func loadPendingRevocations() throws(SessionStoreError) -> [PendingRevocation] {
+        let descriptor: Int32
+        do {
+            descriptor = try FileSystem.openFile(revocationsPath, O_RDONLY | O_NONBLOCK)
+        } catch .io(_, _, let code) where code == ENOENT || code == ENOTDIR {
+            return []
+        } catch .symbolicLink, .io(_, _, ELOOP) {
+            return []
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .io(operation: "fstat", path: revocationsPath, code: errno) }
+        guard (try? FileSystem.checkPrivate(info, at: revocationsPath, isDirectory: false)) != nil else { return [] }
+        let data = try FileSystem.readAll(
+            descriptor,
+            expectedSize: Int(info.st_size),
+            limit: Self.maximumFileSize,
+            path: revocationsPath
+        )
+        guard let document = try? JSONDecoder().decode(RevocationsDocument.self, from: data),
+            document.format == RevocationsDocument.formatName, document.version == 1
+        else { return [] }
+        return document.revocations
+    }
+
+    /// Records `revocations` in the sibling file `session.json.revocations` (a new private file
+    /// renamed over the old, with the session file's protection), or removes the file when there
+    /// are none. Unlike the session file, a sign-out (``remove()``) keeps it: it holds the tokens
+    /// of ended sessions until the server has revoked them or they can no longer be valid.
+    ///
+    /// - Parameter revocations: The records.
+    /// - Throws: ``SessionStoreError``; the file is unchanged.
+    public func savePendingRevocations(_ revocations: [PendingRevocation]) throws(SessionStoreError) {
+        guard !revocations.isEmpty else {
+            try FileSystem.unlinkIfPresent(revocationsPath)
+            return
+        }
+        try FileSystem.ensurePrivateDirectory(directoryPath)
+        let document = RevocationsDocument(
+            format: RevocationsDocument.formatName,
+            version: 1,
+            revocations: revocations
+        )
+        let data = (try? JSONEncoder().encode(document)) ?? Data()
+        let temporary = temporaryPath()
+        let descriptor = try FileSystem.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        do {
+            try coordination.safeguarding.apply(to: temporary)
+            try FileSystem.writeAll(data, to: descriptor, path: temporary)
+            if synchronizesWrites {
+                try FileSystem.synchronize(descriptor, path: temporary)
+            }
+            close(descriptor)
+            try FileSystem.renameItem(temporary, to: revocationsPath)
+        } catch {
+            close(descriptor)
+            try? FileSystem.unlinkIfPresent(temporary)
+            throw error
+        }
+    }
+
+    /// The sibling file of the revocations still to make.
+    private var revocationsPath: String { "\(path).revocations" }
 
     /// The notices of this store's changes, by any process: inotify on the folder on Linux, the
     /// Darwin notification center on Apple platforms, polling elsewhere.
@@ -484,4 +558,12 @@ public final class FileSessionStore: SessionStore {
         try? FileSystem.synchronizeDirectory(directoryPath)
         return destination
     }
+}
+
+/// The revocations file: versioned JSON, like the session file.
+private struct RevocationsDocument: Codable {
+    static let formatName = "AuthSessionKit.revocations"
+    var format: String
+    var version: Int
+    var revocations: [PendingRevocation]
 }

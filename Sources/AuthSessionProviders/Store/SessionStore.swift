@@ -93,6 +93,26 @@ public protocol SessionStore: Sendable {
     /// How other processes sharing the store hear its changes, or `nil` for a store used by one
     /// process only (the default).
     var changeNotifier: (any SessionChangeNotifier)? { get }
+
+    /// The revocations that could not reach the server yet (see ``PendingRevocation``). Called
+    /// inside ``withExclusiveAccess(_:)`` to change them, and outside it for a look: replace the
+    /// record whole, so that a read never sees half of it.
+    ///
+    /// The default keeps none: the manager then keeps them in memory, for this process's life.
+    ///
+    /// - Returns: The records, oldest first.
+    /// - Throws: ``SessionStoreError``.
+    func loadPendingRevocations() throws(SessionStoreError) -> [PendingRevocation]
+
+    /// Replaces the recorded revocations with `revocations` (none: the record goes). Called
+    /// inside ``withExclusiveAccess(_:)``. They hold tokens: store them as carefully as the
+    /// session.
+    ///
+    /// The default does nothing.
+    ///
+    /// - Parameter revocations: The records.
+    /// - Throws: ``SessionStoreError``.
+    func savePendingRevocations(_ revocations: [PendingRevocation]) throws(SessionStoreError)
 }
 
 extension SessionStore {
@@ -111,4 +131,10 @@ extension SessionStore {
 
     /// `nil`: a store used by one process only.
     public var changeNotifier: (any SessionChangeNotifier)? { nil }
+
+    /// None: the manager keeps them in memory.
+    public func loadPendingRevocations() throws(SessionStoreError) -> [PendingRevocation] { [] }
+
+    /// Does nothing: the manager keeps them in memory.
+    public func savePendingRevocations(_ revocations: [PendingRevocation]) throws(SessionStoreError) {}
 }
