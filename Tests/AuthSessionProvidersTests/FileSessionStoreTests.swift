@@ -418,7 +418,7 @@ struct KilledSaveLeftoversTests {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let store = FileSessionStore(directory: folder.url)
-        // Kills writers until one leaves its new file behind (each kill lands anywhere in a save;
+        // Kills writers until one leaves its new file behind, with bytes (each kill lands anywhere in a save;
         // with fsync a save spends much of its time with its new file written).
         let killUntilLeftBehind: @Sendable () throws -> [String] = {
             for _ in 0..<400 {
@@ -430,8 +430,12 @@ struct KilledSaveLeftoversTests {
                 worker.kill()
                 _ = worker.remainingLines()
                 _ = worker.wait()
-                let left = try FileManager.default.contentsOfDirectory(atPath: folder.url.path)
-                    .filter { $0.contains(".tmp-") }
+                let left = try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter {
+                    let size = try? FileManager.default.attributesOfItem(
+                        atPath: folder.url.appendingPathComponent($0).path
+                    )[.size]
+                    return $0.contains(".tmp-") && ((size as? NSNumber)?.intValue ?? 0) > 0
+                }
                 if !left.isEmpty { return left }
             }
             return []
@@ -447,8 +451,12 @@ struct KilledSaveLeftoversTests {
                 user: ManagedUser(identifier: "worker")
             )
         )
-        let afterSave = try FileManager.default.contentsOfDirectory(atPath: folder.url.path)
-        #expect(!afterSave.contains { $0.contains(".tmp-") }, "a save clears what dead processes left: \(afterSave)")
+        for name in left {
+            #expect(
+                !FileManager.default.fileExists(atPath: folder.url.appendingPathComponent(name).path),
+                "a save clears what dead processes left: \(name)"
+            )
+        }
 
         // Leave one behind again, then sign out: nothing in the folder holds a token.
         let leftAgain = try await onOwnThread(killUntilLeftBehind)
@@ -456,29 +464,48 @@ struct KilledSaveLeftoversTests {
         try store.remove()
         #expect(try leftovers(in: folder, holding: "access-").isEmpty)
         #expect(try leftovers(in: folder, holding: "fresh").isEmpty)
+        // A writer killed between creating its file and its first byte leaves an empty one
+        // (no token), which goes a second later.
         let afterSignOut = try FileManager.default.contentsOfDirectory(atPath: folder.url.path)
-        #expect(!afterSignOut.contains { $0.contains(".tmp-") }, "\(afterSignOut)")
+        for name in afterSignOut where name.contains(".tmp-") {
+            let size = try FileManager.default.attributesOfItem(atPath: folder.url.appendingPathComponent(name).path)[
+                .size
+            ]
+            #expect((size as? NSNumber)?.intValue == 0, "\(name) holds bytes")
+        }
     }
 
-    @Test("a new file of a process that still runs is left alone until it is ten minutes old")
-    func liveWritersFileIsKept() throws {
+    @Test(
+        "a new file its writer still holds is left alone; one nobody holds that holds bytes goes at once, whatever process it names (another PID namespace's pid 1)"
+    )
+    func heldFileIsKeptAbandonedOneGoes() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let store = FileSessionStore(directory: folder.url)
-        // This process's pid stands for a live writer mid-save; pid 1 for another live process.
+        // A live writer mid-save, in this process and in another (pid 1): each holds its lock.
         let mine = folder.url.appendingPathComponent(".session.json.tmp-\(getpid())-9-1").path
         let others = folder.url.appendingPathComponent(".session.json.tmp-1-1-1").path
-        let stale = folder.url.appendingPathComponent("session.json.lease.tmp-1-2").path
-        for path in [mine, others, stale] {
+        // A writer killed in another PID namespace, where it was pid 1: nobody holds its file.
+        let abandoned = folder.url.appendingPathComponent(".session.json.tmp-1-2-2").path
+        let staleLease = folder.url.appendingPathComponent("session.json.lease.tmp-1-2").path
+        var held: [Int32] = []
+        defer { held.forEach { close($0) } }
+        for path in [mine, others, abandoned, staleLease] {
             #expect(FileManager.default.createFile(atPath: path, contents: Data("access-x".utf8)))
             chmod(path, 0o600)
         }
+        for path in [mine, others] {
+            let descriptor = open(path, O_RDONLY)
+            #expect(flock(descriptor, LOCK_EX | LOCK_NB) == 0)
+            held.append(descriptor)
+        }
         let old = Date(timeIntervalSinceNow: -(FileSessionStore.abandonedFileAge + 60))
-        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: stale)
+        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: staleLease)
         try store.remove()
         #expect(FileManager.default.fileExists(atPath: mine), "a save in flight here keeps its file")
-        #expect(FileManager.default.fileExists(atPath: others), "so does one in flight in a live process")
-        #expect(!FileManager.default.fileExists(atPath: stale), "one older than any save is abandoned")
+        #expect(FileManager.default.fileExists(atPath: others), "so does one in flight in another process")
+        #expect(!FileManager.default.fileExists(atPath: abandoned), "a dead writer's file goes at once")
+        #expect(!FileManager.default.fileExists(atPath: staleLease), "a lease's new file older than any save goes")
     }
 
     @Test("a sign-out deletes the unreadable bytes set aside for inspection: they may hold tokens")

@@ -72,6 +72,9 @@ public struct IDTokenClaims: Sendable, Hashable, CustomStringConvertible, Custom
         guard let headerData = Base64URL.decode(parts[0]), let payloadData = Base64URL.decode(parts[1]) else {
             throw .malformed("a part is not base64url")
         }
+        guard JSONValue.isUTF8Text(headerData), JSONValue.isUTF8Text(payloadData) else {
+            throw .malformed("header or payload is not UTF-8 JSON")
+        }
         guard let header = try? JSONValue.decode(headerData).objectValue,
             let payload = try? JSONValue.decode(payloadData).objectValue
         else {

@@ -52,6 +52,7 @@ public struct JSONWebSignature: Sendable, Hashable, CustomStringConvertible, Cus
         else {
             throw .malformed("a part is not base64url")
         }
+        guard JSONValue.isUTF8Text(headerData) else { throw .malformed("header is not UTF-8 JSON") }
         guard let header = try? JSONValue.decode(headerData).objectValue else {
             throw .malformed("header is not a JSON object")
         }

@@ -61,8 +61,10 @@ import Musl
 ///   ``SessionStoreError/corrupt(reason:setAsideAt:)``; a file written by a newer version of the
 ///   package is left in place (until a sign-in here replaces it).
 /// - **Killed saves**: a save killed before its rename leaves its new file beside the session
-///   file, holding what it was writing. The next save or removal deletes those of processes that
-///   no longer run (and any older than ten minutes), so a sign-out leaves no token in the folder.
+///   file, holding what it was writing. Each save locks its new file (`flock`) before the first
+///   byte until after the rename, so the next save or removal deletes at once a new file that
+///   holds bytes and that no writer holds, whatever process it names: a sign-out leaves no token
+///   in the folder.
 /// - **Limits**: a stored file larger than 1 MiB is corrupt (a session is a few kilobytes).
 ///
 /// All operations are thread-safe.
@@ -249,25 +251,9 @@ public final class FileSessionStore: SessionStore {
         if let existing = try FileSystem.status(of: path) {
             try FileSystem.checkPrivate(existing, at: path, isDirectory: false)
         }
-        let temporary = temporaryPath()
-        let descriptor = try FileSystem.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
-        do {
-            // Before a token is written, and on each new file: a rename replaces the session file,
-            // and what was set on the old one with it.
-            try coordination.safeguarding.apply(to: temporary)
-            try FileSystem.writeAll(SessionFormat.encode(session), to: descriptor, path: temporary)
-            if synchronizesWrites {
-                try FileSystem.synchronize(descriptor, path: temporary)
-            }
-            close(descriptor)
-            try FileSystem.renameItem(temporary, to: path)
-            try? FileSystem.unlinkIfPresent(setAsideRecordPath)
-            removeLeftovers(includingSetAside: false)
-        } catch {
-            close(descriptor)
-            try? FileSystem.unlinkIfPresent(temporary)
-            throw error
-        }
+        try replaceAtomically(path, with: SessionFormat.encode(session))
+        try? FileSystem.unlinkIfPresent(setAsideRecordPath)
+        removeLeftovers(includingSetAside: false)
         if synchronizesWrites {
             try FileSystem.synchronizeDirectory(directoryPath)
         }
@@ -390,22 +376,7 @@ public final class FileSessionStore: SessionStore {
             version: 1,
             revocations: revocations
         )
-        let data = (try? JSONEncoder().encode(document)) ?? Data()
-        let temporary = temporaryPath()
-        let descriptor = try FileSystem.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
-        do {
-            try coordination.safeguarding.apply(to: temporary)
-            try FileSystem.writeAll(data, to: descriptor, path: temporary)
-            if synchronizesWrites {
-                try FileSystem.synchronize(descriptor, path: temporary)
-            }
-            close(descriptor)
-            try FileSystem.renameItem(temporary, to: revocationsPath)
-        } catch {
-            close(descriptor)
-            try? FileSystem.unlinkIfPresent(temporary)
-            throw error
-        }
+        try replaceAtomically(revocationsPath, with: (try? JSONEncoder().encode(document)) ?? Data())
     }
 
     /// The sibling file of the revocations still to make.
@@ -460,14 +431,32 @@ public final class FileSessionStore: SessionStore {
 
     /// Writes the set-aside record (a new private file renamed over the old), best effort.
     private func writeSetAsideRecord(_ destination: String) {
+        try? replaceAtomically(setAsideRecordPath, with: Data(destination.utf8))
+    }
+
+    /// Writes `data` to a new private file beside the session file (`.session.json.tmp-…`) and
+    /// renames it to `destination`. The new file is locked (`flock`) from before its first byte
+    /// until after the rename: a new file that is not locked and holds bytes was left by a writer
+    /// that died, which ``removeLeftovers(includingSetAside:)`` deletes at once, whatever process
+    /// identifier it names (one in another PID namespace, or reused, included).
+    private func replaceAtomically(_ destination: String, with data: Data) throws(SessionStoreError) {
         let temporary = temporaryPath()
-        guard let descriptor = try? FileSystem.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600) else {
-            return
-        }
-        let written = (try? FileSystem.writeAll(Data(destination.utf8), to: descriptor, path: temporary)) != nil
-        close(descriptor)
-        if !written || (try? FileSystem.renameItem(temporary, to: setAsideRecordPath)) == nil {
+        let descriptor = try FileSystem.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        defer { close(descriptor) }
+        do {
+            // A new file: nobody else can hold its lock.
+            _ = try FileSystem.tryLock(descriptor, path: temporary)
+            // Before a token is written, and on each new file: a rename replaces the session file,
+            // and what was set on the old one with it.
+            try coordination.safeguarding.apply(to: temporary)
+            try FileSystem.writeAll(data, to: descriptor, path: temporary)
+            if synchronizesWrites {
+                try FileSystem.synchronize(descriptor, path: temporary)
+            }
+            try FileSystem.renameItem(temporary, to: destination)
+        } catch {
             try? FileSystem.unlinkIfPresent(temporary)
+            throw error
         }
     }
 
@@ -481,14 +470,15 @@ public final class FileSessionStore: SessionStore {
             "\(directoryPath)/.\(fileComponent).tmp-\(getpid())-\(count)-\(UInt32.random(in: 0...UInt32.max))"
     }
 
-    /// How old a new file of a live process must be to count as abandoned: no save takes this
-    /// long, so one that did was stopped or its process identifier reused.
+    /// How old a lease's new file (which holds no token) of a live process must be to count as
+    /// abandoned: no save takes this long, so one that did was stopped or its process identifier
+    /// reused.
     static let abandonedFileAge: TimeInterval = 600
 
-    /// Deletes the new files that saves killed before their rename left beside the session file
-    /// (`.session.json.tmp-*`, `session.json.lease.tmp-*`, each holding what was being written,
-    /// tokens included): those of a process that no longer runs, and any older than
-    /// ``abandonedFileAge``. With `includingSetAside` (a removal: a sign-out), the unreadable files
+    /// Deletes the new files that saves killed before their rename left beside the session file:
+    /// `.session.json.tmp-*` (what was being written, tokens included) that no writer holds
+    /// (``replaceAtomically(_:with:)``), and `session.json.lease.tmp-*` of a process that no
+    /// longer runs or older than ``abandonedFileAge``. With `includingSetAside` (a removal: a sign-out), the unreadable files
     /// set aside for inspection go too, since they may hold tokens. Best effort: a file that
     /// cannot be listed or deleted stays, and the next save or removal tries again.
     private func removeLeftovers(includingSetAside: Bool) {
@@ -516,11 +506,28 @@ public final class FileSessionStore: SessionStore {
             // Foundation's date, not `stat`'s field: its name differs between Darwin and Glibc.
             let modified = (try? FileManager.default.attributesOfItem(atPath: filePath))?[.modificationDate] as? Date
             let age = now - (modified?.timeIntervalSince1970 ?? now)
+            if name.hasPrefix(sessionPrefix) {
+                // Its writer holds its lock from before the first byte until after the rename.
+                removeIfAbandoned(filePath, holdsBytes: info.st_size > 0, age: age)
+                continue
+            }
             let owner = suffix.split(separator: "-", maxSplits: 1).first.flatMap { pid_t($0) }
             if age > Self.abandonedFileAge || owner.map(Self.processIsGone) ?? false {
                 try? FileSystem.unlinkIfPresent(filePath)
             }
         }
+    }
+
+    /// Deletes the new file at `filePath` if no writer holds its lock and it holds bytes (its
+    /// writer died after it wrote), or is empty and over a second old (its writer died, or is
+    /// stopped, between creating and locking it).
+    private func removeIfAbandoned(_ filePath: String, holdsBytes: Bool, age: TimeInterval) {
+        guard holdsBytes || age > 1,
+            let descriptor = try? FileSystem.openFile(filePath, O_RDONLY | O_NONBLOCK)
+        else { return }
+        defer { close(descriptor) }
+        guard (try? FileSystem.tryLock(descriptor, path: filePath)) == true else { return }
+        try? FileSystem.unlinkIfPresent(filePath)
     }
 
     /// Whether no process runs with this identifier (`kill` with no signal answers `ESRCH`); this

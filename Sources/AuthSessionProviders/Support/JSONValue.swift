@@ -111,10 +111,20 @@ extension JSONValue {
     /// `JSONDecoder` keeps one of the two silently; a JWS header or claims set with a duplicate
     /// must be refused instead (RFC 7515 §5.2), or a reader could see another value than the one
     /// the signer meant.
+    /// Whether `data` is JSON text as JOSE (RFC 7515 section 4, RFC 7519 section 7.2) and RFC 8259
+    /// (section 8.1) have it: UTF-8, without a byte-order mark. A decoder that also reads UTF-16
+    /// and UTF-32 would read a header the duplicate check (which reads UTF-8) did not.
+    package static func isUTF8Text(_ data: Data) -> Bool {
+        guard !data.starts(with: [0xEF, 0xBB, 0xBF]) else { return false }
+        return String(decoding: data, as: UTF8.self).utf8.elementsEqual(data)
+    }
+
     package static func hasDuplicateMembers(_ data: Data) -> Bool {
         let bytes = [UInt8](data)
-        /// One open object or array: the names an object has seen, and whether a name comes next.
-        var stack: [(isObject: Bool, names: Set<[UInt8]>, expectsName: Bool)] = []
+        /// One open object or array: the names an object has seen (as Swift strings, compared as
+        /// the decoded dictionary's keys are: canonically equivalent spellings are one name), and
+        /// whether a name comes next.
+        var stack: [(isObject: Bool, names: Set<String>, expectsName: Bool)] = []
         var index = 0
         while index < bytes.count {
             switch bytes[index] {
@@ -133,7 +143,7 @@ extension JSONValue {
             case UInt8(ascii: "\""):
                 let (text, end) = string(in: bytes, from: index + 1)
                 if let last = stack.indices.last, stack[last].isObject, stack[last].expectsName {
-                    guard stack[last].names.insert(text).inserted else { return true }
+                    guard stack[last].names.insert(String(decoding: text, as: UTF8.self)).inserted else { return true }
                     stack[last].expectsName = false
                 }
                 index = end
