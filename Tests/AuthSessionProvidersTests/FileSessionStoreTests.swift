@@ -489,7 +489,7 @@ struct KilledSaveLeftoversTests {
         let abandoned = folder.url.appendingPathComponent(".session.json.tmp-1-2-2").path
         let staleLease = folder.url.appendingPathComponent("session.json.lease.tmp-1-2").path
         var held: [Int32] = []
-        defer { held.forEach { close($0) } }
+        defer { for descriptor in held { close(descriptor) } }
         for path in [mine, others, abandoned, staleLease] {
             #expect(FileManager.default.createFile(atPath: path, contents: Data("access-x".utf8)))
             chmod(path, 0o600)
