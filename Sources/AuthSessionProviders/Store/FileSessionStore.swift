@@ -439,7 +439,9 @@ public final class FileSessionStore: SessionStore {
             guard let info = try? FileSystem.status(of: filePath), UInt32(info.st_uid) == FileSystem.currentUser else {
                 continue
             }
-            let age = now - FileSystem.modificationTime(of: info)
+            // Foundation's date, not `stat`'s field: its name differs between Darwin and Glibc.
+            let modified = (try? FileManager.default.attributesOfItem(atPath: filePath))?[.modificationDate] as? Date
+            let age = now - (modified?.timeIntervalSince1970 ?? now)
             let owner = suffix.split(separator: "-", maxSplits: 1).first.flatMap { pid_t($0) }
             if age > Self.abandonedFileAge || owner.map(Self.processIsGone) ?? false {
                 try? FileSystem.unlinkIfPresent(filePath)

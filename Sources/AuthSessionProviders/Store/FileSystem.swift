@@ -24,15 +24,6 @@ enum FileSystem {
         throw .io(operation: "lstat", path: path, code: code)
     }
 
-    /// When what `info` describes was last modified, in seconds since 1970.
-    static func modificationTime(of info: stat) -> TimeInterval {
-        #if canImport(Darwin)
-        TimeInterval(info.st_mtimespec.tv_sec)
-        #else
-        TimeInterval(info.st_mtim.tv_sec)
-        #endif
-    }
-
     /// Checks that what is at `path` is ours alone: not a symbolic link, of the expected kind,
     /// owned by this user, and without group or world permissions.
     static func checkPrivate(_ info: stat, at path: String, isDirectory: Bool) throws(SessionStoreError) {
