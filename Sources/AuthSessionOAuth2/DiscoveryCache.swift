@@ -131,7 +131,9 @@ public enum DiscoveryCacheError: Error, Sendable, Hashable, CustomStringConverti
 /// A ``DiscoveryCache`` in one JSON file, `oauth-discovery.json` by default, kept with the file
 /// store's care: mode 0600 in a folder of mode 0700 (created if missing), never read through a
 /// symbolic link nor when it or its folder belongs to another user or is open to others, and
-/// replaced by a rename, so a reader sees the old copy or the new one, never a mix.
+/// replaced by a rename, so a reader sees the old copy or the new one, never a mix. On Apple
+/// platforms each new file gets the session file's safeguards too (excluded from backups; on iOS,
+/// readable from the first unlock after a restart, as a background launch needs).
 ///
 /// ```swift
 /// let store = try FileSessionStore(applicationName: "com.example.cli")
