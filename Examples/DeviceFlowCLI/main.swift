@@ -6,7 +6,8 @@
 // Every option may also come from the environment: OAUTH_ISSUER, OAUTH_CLIENT_ID,
 // SESSION_STORE_DIR, OAUTH_DEVICE_ENDPOINT, OAUTH_SCOPE. It discovers the server, shows where to
 // go and which code to enter, waits for the approval, keeps the session in DIR, and calls the
-// API once. A second run finds the session there and signs in no more.
+// API once. A second run finds the session there and signs in no more; the server's metadata is
+// kept in DIR too, so a run with a valid session needs no network at all.
 
 import AuthSession
 import AuthSessionOAuth2
@@ -44,9 +45,14 @@ let scope = (option("scope", environment: "OAUTH_SCOPE") ?? "openid profile emai
 )
 
 do {
-    // 1. Discover the server. Some servers (django-oauth-toolkit) do not list their device
+    // 1. The manager keeps the session in a file in the folder given.
+    let store = FileSessionStore(directory: URL(fileURLWithPath: storePath, isDirectory: true))
+
+    // 2. Discover the server, once: its metadata is kept beside the session, and a later run
+    //    starts from that copy without a request (a copy older than a day is fetched again in
+    //    the background). Some servers (django-oauth-toolkit) do not list their device
     //    authorization endpoint: then it comes from --device-endpoint.
-    let metadata = try await OAuth2ServerMetadata.discover(issuer: issuer)
+    let metadata = try await OAuth2ServerMetadata.discover(issuer: issuer, cache: FileDiscoveryCache(beside: store))
     var configuration = OAuth2Configuration(metadata: metadata, client: OAuth2Client(id: clientID), scope: scope)
     if configuration.endpoints.deviceAuthorization == nil {
         guard let endpoint = option("device-endpoint", environment: "OAUTH_DEVICE_ENDPOINT") else {
@@ -56,8 +62,7 @@ do {
     }
     let service = OAuth2Service(configuration: configuration)
 
-    // 2. The manager keeps the session in a file in the folder given; the handle starts it.
-    let store = FileSessionStore(directory: URL(fileURLWithPath: storePath, isDirectory: true))
+    // The handle starts the manager: it reads the stored session.
     let provider = ManagedSessionProvider(store: store, remote: service)
     let handle = AuthSessionHandle(sessionProvider: provider)
     await handle.waitUntilIdle()
@@ -84,6 +89,8 @@ do {
     // 4. An authorized request: a token that is valid now, refreshed if it was about to expire.
     let token = try await provider.validAccessToken()
     say("Got a valid access token (\(token.count) characters) for the API.")
+    // A stale copy of the metadata is being fetched again: let it land for the next run.
+    await OAuth2ServerMetadata.waitForBackgroundRefreshes()
     _ = handle
     exit(0)
 } catch let error as ManagedSessionError {

@@ -235,26 +235,41 @@ public struct OAuth2Configuration: Sendable, Hashable {
         self.keySet = keySet
     }
 
-    /// A configuration from a server's metadata: its issuer, every endpoint it advertises, and its
+    /// A configuration from a server's metadata: its issuer, the endpoints it advertises, and its
     /// `jwks_uri`, so that ID-token signatures are verified.
+    ///
+    /// The introspection endpoint is adopted only when something can authenticate there: a
+    /// `client` with a secret, or an `introspectionClient`. RFC 7662 §2.1 requires the caller to
+    /// be authorized, and a public client is not (servers answer 401 or 403, and every launch's
+    /// credential check would fail): without it, the session manager's credential check asks the
+    /// userinfo endpoint instead. For a server that does answer a public client's introspection,
+    /// set `endpoints.introspection` to `metadata.introspectionEndpoint` afterwards.
     ///
     /// - Parameters:
     ///   - metadata: The discovered metadata.
     ///   - client: The client.
     ///   - scope: The default scopes.
-    public init(metadata: OAuth2ServerMetadata, client: OAuth2Client, scope: [String] = []) {
+    ///   - introspectionClient: The introspection endpoint's credentials, if not `client`'s.
+    public init(
+        metadata: OAuth2ServerMetadata,
+        client: OAuth2Client,
+        scope: [String] = [],
+        introspectionClient: OAuth2Client? = nil
+    ) {
+        let authenticates = (introspectionClient ?? client).authentication != .none
         self.init(
             issuer: metadata.issuer,
             endpoints: OAuth2Endpoints(
                 token: metadata.tokenEndpoint,
                 authorization: metadata.authorizationEndpoint,
                 revocation: metadata.revocationEndpoint,
-                introspection: metadata.introspectionEndpoint,
+                introspection: authenticates ? metadata.introspectionEndpoint : nil,
                 userInfo: metadata.userInfoEndpoint,
                 deviceAuthorization: metadata.deviceAuthorizationEndpoint
             ),
             client: client,
             scope: scope,
+            introspectionClient: introspectionClient,
             jwksURI: metadata.jwksURI
         )
         requiresIssuerInAuthorizationResponse = metadata.authorizationResponseIssParameterSupported

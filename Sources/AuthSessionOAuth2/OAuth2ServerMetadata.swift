@@ -215,7 +215,7 @@ public struct OAuth2ServerMetadata: Sendable, Hashable {
         }
     }
 
-    private static func normalized(_ issuer: String) -> String {
+    static func normalized(_ issuer: String) -> String {
         issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
     }
 }

@@ -115,6 +115,61 @@ public struct OAuth2Service: RemoteAuthService {
         )
     }
 
+    /// Creates a service for the server at `issuer`, from its metadata kept in `cache`: a launch
+    /// with a copy there sends no request, so a stored session is served with the server down.
+    ///
+    /// The metadata comes from
+    /// ``OAuth2ServerMetadata/discover(issuer:cache:maximumAge:transport:timeout:allowsInsecureHTTP:clock:)``:
+    /// from the copy at once (refreshed in the background for the next launch when it is older
+    /// than `maximumAge`), else from the server, then kept.
+    ///
+    /// ```swift
+    /// let store = try FileSessionStore(applicationName: "com.example.cli")
+    /// let oauth = try await OAuth2Service.discover(
+    ///     issuer: URL(string: "https://auth.example.com/o")!,
+    ///     client: OAuth2Client(id: "cli"),
+    ///     cache: FileDiscoveryCache(beside: store)
+    /// )
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - issuer: The issuer URL, such as `https://auth.example.com/o`.
+    ///   - client: The client.
+    ///   - scope: The default scopes.
+    ///   - cache: Where the metadata is kept between launches.
+    ///   - maximumAge: Seconds after which the copy is refreshed in the background; a day by default.
+    ///   - transport: The HTTP transport.
+    ///   - clock: The clock.
+    ///   - signatureVerifier: What checks ID-token signatures; `nil` (the default) fetches the
+    ///     keys at the metadata's `jwks_uri`, if it names one.
+    /// - Returns: The service.
+    /// - Throws: `RemoteAuthError`, only without a copy: as
+    ///   ``discover(issuer:client:scope:transport:clock:signatureVerifier:)``.
+    public static func discover(
+        issuer: URL,
+        client: OAuth2Client,
+        scope: [String] = [],
+        cache: any DiscoveryCache,
+        maximumAge: TimeInterval = 86_400,
+        transport: any OAuth2HTTPTransport = URLSessionTransport(),
+        clock: any AuthSessionClock = SystemClock(),
+        signatureVerifier: (any IDTokenSignatureVerifier)? = nil
+    ) async throws(RemoteAuthError) -> OAuth2Service {
+        let metadata = try await OAuth2ServerMetadata.discover(
+            issuer: issuer,
+            cache: cache,
+            maximumAge: maximumAge,
+            transport: transport,
+            clock: clock
+        )
+        return OAuth2Service(
+            configuration: OAuth2Configuration(metadata: metadata, client: client, scope: scope),
+            transport: transport,
+            clock: clock,
+            signatureVerifier: signatureVerifier
+        )
+    }
+
     // MARK: RemoteAuthService
 
     /// Exchanges `grant` at the token endpoint.
