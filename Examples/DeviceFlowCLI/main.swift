@@ -43,6 +43,8 @@ let scope = (option("scope", environment: "OAUTH_SCOPE") ?? "openid profile emai
     String.init
 )
 
+/// The manager, once made: a failure waits for it too, so its observer's lines are not cut short.
+var manager: ManagedSessionProvider?
 do {
     // 1. Discover the server. Some servers (django-oauth-toolkit) do not list their device
     //    authorization endpoint: then it comes from --device-endpoint.
@@ -56,11 +58,19 @@ do {
     }
     let service = OAuth2Service(configuration: configuration)
 
-    // 2. The manager keeps the session in a file in the folder given; the handle starts it.
+    // 2. The manager keeps the session in a file in the folder given; the handle starts it. The
+    //    launch reads the file and refreshes a session that is due: wait until it has settled
+    //    before reading the session (the handle's waitUntilIdle() returns while it refreshes).
+    //    The manager's warnings and errors (a store failure, a failed refresh) go to standard error.
     let store = FileSessionStore(directory: URL(fileURLWithPath: storePath, isDirectory: true))
-    let provider = ManagedSessionProvider(store: store, remote: service)
+    let provider = ManagedSessionProvider(
+        store: store,
+        remote: service,
+        configuration: .init(observer: StandardErrorSessionObserver(minimumSeverity: .warning))
+    )
+    manager = provider
     let handle = AuthSessionHandle(sessionProvider: provider)
-    await handle.waitUntilIdle()
+    await handle.waitUntilLaunchSettled()
 
     // 3. Sign in with the device flow, unless a session is stored already.
     let session: ManagedSession
@@ -84,10 +94,14 @@ do {
     // 4. An authorized request: a token that is valid now, refreshed if it was about to expire.
     let token = try await provider.validAccessToken()
     say("Got a valid access token (\(token.count) characters) for the API.")
+    // 5. Before exiting: the manager's work (a write, a revocation) done, the observer's lines out.
+    await provider.waitUntilIdle()
     _ = handle
     exit(0)
 } catch let error as ManagedSessionError {
+    await manager?.waitUntilIdle()
     fail(error.errorDescription ?? "\(error)")
 } catch {
+    await manager?.waitUntilIdle()
     fail("\(error)")
 }
