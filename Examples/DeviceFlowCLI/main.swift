@@ -44,6 +44,8 @@ let scope = (option("scope", environment: "OAUTH_SCOPE") ?? "openid profile emai
     String.init
 )
 
+/// The manager, once made: a failure waits for it too, so its observer's lines are not cut short.
+var manager: ManagedSessionProvider?
 do {
     // 1. The manager keeps the session in a file in the folder given.
     let store = FileSessionStore(directory: URL(fileURLWithPath: storePath, isDirectory: true))
@@ -62,10 +64,18 @@ do {
     }
     let service = OAuth2Service(configuration: configuration)
 
-    // The handle starts the manager: it reads the stored session.
-    let provider = ManagedSessionProvider(store: store, remote: service)
+    // The handle starts the manager: the launch reads the file and refreshes a session that is
+    // due. Wait until it has settled before reading the session (the handle's waitUntilIdle()
+    // returns while it refreshes). The manager's warnings and errors (a store failure, a failed
+    // refresh) go to standard error.
+    let provider = ManagedSessionProvider(
+        store: store,
+        remote: service,
+        configuration: .init(observer: StandardErrorSessionObserver(minimumSeverity: .warning))
+    )
+    manager = provider
     let handle = AuthSessionHandle(sessionProvider: provider)
-    await handle.waitUntilIdle()
+    await handle.waitUntilLaunchSettled()
 
     // 3. Sign in with the device flow, unless a session is stored already.
     let session: ManagedSession
@@ -89,12 +99,16 @@ do {
     // 4. An authorized request: a token that is valid now, refreshed if it was about to expire.
     let token = try await provider.validAccessToken()
     say("Got a valid access token (\(token.count) characters) for the API.")
-    // A stale copy of the metadata is being fetched again: let it land for the next run.
+    // 5. Before exiting: the manager's work (a write, a revocation) done, the observer's lines
+    //    out, and a stale copy of the metadata fetched again for the next run.
+    await provider.waitUntilIdle()
     await OAuth2ServerMetadata.waitForBackgroundRefreshes()
     _ = handle
     exit(0)
 } catch let error as ManagedSessionError {
+    await manager?.waitUntilIdle()
     fail(error.errorDescription ?? "\(error)")
 } catch {
+    await manager?.waitUntilIdle()
     fail("\(error)")
 }

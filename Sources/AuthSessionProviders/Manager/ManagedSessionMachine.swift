@@ -278,6 +278,15 @@ struct ManagedSessionMachine {
 
     // MARK: - Launch (rule 1)
 
+    /// Whether the launch read the store (or found it unavailable, and waits to read it again),
+    /// or a sign-in or sign-out made it moot.
+    var hasLaunched: Bool {
+        switch phase {
+        case .notStarted, .loading: false
+        case .waitingForStorage, .ready: true
+        }
+    }
+
     mutating func launch() -> [ManagerEffect] {
         if phase == .ready {
             // Used before a handle existed (a sign-in, say): the handle learns the session now.

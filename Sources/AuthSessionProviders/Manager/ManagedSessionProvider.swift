@@ -623,14 +623,60 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     }
 
     /// Waits until no refresh, credential check or revocation the manager started is running,
-    /// and no timer of its (a proactive refresh, a store retry) is due and yet to run. Timers not
-    /// yet due do not count: they wait on the clock.
+    /// no timer of its (a proactive refresh, a store retry) is due and yet to run, and no thread
+    /// is publishing its events; then until every observation it made so far reached the
+    /// ``Configuration/observer`` (see ``flushObservations()``). Timers not yet due do not count:
+    /// they wait on the clock.
+    ///
+    /// A command-line tool calls it before it exits, so that a revocation, a write and the
+    /// observer's last lines are not cut short. To read the session the launch found, use
+    /// ``waitUntilLaunchSettled()`` (or the handle's `waitUntilLaunchSettled()`), which also waits
+    /// for the launch itself. A slow observer makes this wait for it.
     public func waitUntilIdle() async {
+        await waitForState(launched: false)
+        await flushObservations()
+    }
+
+    /// Waits until the launch has settled: the store was read, and a stored session that was due
+    /// was refreshed (or its refresh failed, or it ended the session); the manager is then idle,
+    /// as ``waitUntilIdle()`` says (the launch's credential check included), and every
+    /// observation made so far reached the observer.
+    ///
+    /// After it, ``session`` is the session the launch settled on, and the launch's events were
+    /// handed to the handle. A command-line tool reads the session after it; with a handle, call
+    /// the handle's `waitUntilLaunchSettled()`, which also waits until the handle applied those
+    /// events (its status is no longer ``AuthSessionStatus/syncing`` for them).
+    ///
+    /// The launch starts when a handle is created with the manager: called before, it waits for
+    /// that. A store that cannot be read (``SessionStoreError/unavailable(reason:)``, a locked
+    /// device) settles nothing: the wait returns once that first read failed, with no session and
+    /// the handle still ``AuthSessionStatus/syncing``; the manager reads the store again on its
+    /// timer (``Configuration/storageRetryInterval``), on activation, or on ``reloadStore()``,
+    /// and a later call waits for that read if it is due.
+    public func waitUntilLaunchSettled() async {
+        await waitForState(launched: true)
+        await flushObservations()
+    }
+
+    /// Waits until every observation the manager made before this call reached the
+    /// ``Configuration/observer``: returns once the observer's `observe(_:)` returned for each.
+    ///
+    /// Observations are delivered on a queue of the manager's, never on the thread that made
+    /// them; this is how a tool or a test makes sure the observer heard them (a process that
+    /// exits first loses them). ``waitUntilIdle()`` and ``waitUntilLaunchSettled()`` end with it.
+    /// Without an observer it returns at once. Called from inside the observer's `observe(_:)`
+    /// (from a task it starts and waits for), it would wait for itself: don't.
+    public func flushObservations() async {
+        await instrumentation.delivery.delivered()
+    }
+
+    /// Waits until the manager is idle and, if `launched`, its launch has settled.
+    private func waitForState(launched: Bool) async {
         let now = clock.now
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let isIdle = state.withLock { state in
-                if state.isIdle(now: now) { return true }
-                state.idleWaiters.append(continuation)
+                if state.isIdle(now: now, launched: launched) { return true }
+                state.idleWaiters.append(IdleWaiter(requiresLaunch: launched, continuation: continuation))
                 return false
             }
             if isIdle { continuation.resume() }
@@ -642,6 +688,11 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// How many callers wait for a refresh or for the launch (for tests).
     var waitingCallerCount: Int {
         state.withLock { $0.machine.waitingCallerCount }
+    }
+
+    /// How many callers wait for the manager to be idle or its launch to settle (for tests).
+    var idleWaiterCount: Int {
+        state.withLock { $0.idleWaiters.count }
     }
 
     /// How many refreshes wait for another process's lease (for tests).
@@ -793,16 +844,23 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         }
         guard let proxy else { return }
         while true {
+            let now = clock.now
+            var settled: [CheckedContinuation<Void, Never>] = []
             let next = state.withLock {
                 state -> (event: AuthSessionEvent, session: ManagedSession?, signOut: QueuedSignOut?)? in
                 guard let next = state.machine.takeEvent() else {
                     state.isDraining = false
+                    // The last events are published (and the launch may have settled).
+                    settled = state.takeIdleWaiters(now: now)
                     return nil
                 }
                 let signOut = SignOutLedger.isSignOut(next.event) ? state.signOuts.drained() : nil
                 return (next.event, next.session, signOut)
             }
-            guard let (event, session, signOut) = next else { return }
+            guard let (event, session, signOut) = next else {
+                for waiter in settled { waiter.resume() }
+                return
+            }
             instrumentation.published(event, session: session, signOut: signOut)
             proxy?.publish(event, for: self)
         }
@@ -2003,7 +2061,9 @@ private struct ProviderState {
     var observations: [AppActivationObservation] = []
     var registrations: [SecretRegistration] = []
     var runningOperations = 0
-    var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Callers of ``ManagedSessionProvider/waitUntilIdle()`` and
+    /// ``ManagedSessionProvider/waitUntilLaunchSettled()``.
+    var idleWaiters: [IdleWaiter] = []
     /// The store's change notices heard so far: a refresh that read the store before the latest
     /// one claims again instead of waiting.
     var noticeCount: UInt64 = 0
@@ -2066,17 +2126,31 @@ final class UnsentLease: Sendable {
 
 extension ProviderState {
 
-    /// Nothing running, and no timer due and yet to run.
-    func isIdle(now: Date) -> Bool {
-        runningOperations == 0 && !tasks.values.contains { $0.deadline <= now }
+    /// Nothing running, no timer due and yet to run, no thread publishing events; and, if
+    /// `launched`, the launch has read the store (and its refresh, which runs, has ended).
+    func isIdle(now: Date, launched: Bool = false) -> Bool {
+        runningOperations == 0 && !isDraining && !tasks.values.contains { $0.deadline <= now }
+            && (!launched || machine.hasLaunched)
     }
 
-    /// The idle waiters to resume, if idle now.
+    /// The idle waiters to resume, if idle now (those waiting for the launch, if it settled).
     mutating func takeIdleWaiters(now: Date) -> [CheckedContinuation<Void, Never>] {
         guard isIdle(now: now) else { return [] }
-        defer { idleWaiters = [] }
-        return idleWaiters
+        let hasLaunched = machine.hasLaunched
+        var resumed: [CheckedContinuation<Void, Never>] = []
+        idleWaiters.removeAll { waiter in
+            guard hasLaunched || !waiter.requiresLaunch else { return false }
+            resumed.append(waiter.continuation)
+            return true
+        }
+        return resumed
     }
+}
+
+/// A caller waiting for the manager to be idle, and for its launch to have settled.
+struct IdleWaiter {
+    let requiresLaunch: Bool
+    let continuation: CheckedContinuation<Void, Never>
 }
 
 /// A timer task and when it is due.

@@ -19,6 +19,13 @@ import Foundation
 /// without a bound), never a sign-in or a refresh. No observation carries a token, a code or a
 /// password: its `description` and the adapters' lines are safe to log.
 ///
+/// Nothing is dropped, also when the manager is released: its queued observations are still
+/// delivered. Since they arrive after the call that made them returned, wait for them before
+/// reading what the observer heard or before the process exits:
+/// ``ManagedSessionProvider/flushObservations()`` returns once every observation made before it
+/// was delivered, and ``ManagedSessionProvider/waitUntilIdle()`` and
+/// ``ManagedSessionProvider/waitUntilLaunchSettled()`` end with it.
+///
 /// Adapters: ``StandardErrorSessionObserver`` for command-line tools, `OSLogSessionObserver`
 /// (`os.Logger`, Apple platforms).
 public protocol ManagedSessionObserver: Sendable {
@@ -343,8 +350,10 @@ final class ObservationDelivery: Sendable {
         queue.async { observer.observe(observation) }
     }
 
-    /// Waits until every observation queued so far was delivered (for tests).
+    /// Waits until every observation queued so far was delivered: the queue is serial, so a
+    /// block queued now runs after them.
     func delivered() async {
+        guard observer != nil else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async { continuation.resume() }
         }
