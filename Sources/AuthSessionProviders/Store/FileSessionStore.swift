@@ -562,6 +562,21 @@ public final class FileSessionStore: SessionStore {
         let destination = "\(path).corrupt-\(stamp)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
         writeSetAsideRecord(destination)
         guard (try? FileSystem.renameItem(path, to: destination)) != nil else { return nil }
+        // The look and the rename are two steps: another process may have written a good session
+        // between them (its write-back), which the rename then moved. Put such a file back (a link
+        // fails if yet another file is there now: then this one is older, and goes), so the
+        // store never loses a session it held; the record is this process's to take back.
+        if let moved = try? FileSystem.status(of: destination),
+            moved.st_dev != file.st_dev || moved.st_ino != file.st_ino
+        {
+            guard link(destination, path) == 0 || errno == EEXIST else {
+                // Not put back: it stays set aside, and the record says so (readers write back).
+                return destination
+            }
+            try? FileSystem.unlinkIfPresent(destination)
+            try? FileSystem.unlinkIfPresent(setAsideRecordPath)
+            return nil
+        }
         try? FileSystem.synchronizeDirectory(directoryPath)
         return destination
     }
