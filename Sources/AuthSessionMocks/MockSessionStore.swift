@@ -91,7 +91,7 @@ public final class MockSessionStore: SessionStore {
     /// The recorded revocations that could not reach the server yet.
     ///
     /// - Returns: The records.
-    /// - Throws: ``SessionStoreError/unavailable(reason:)`` while the store is unavailable.
+    /// - Throws: `.unavailable` while unavailable.
     public func loadPendingRevocations() throws(SessionStoreError) -> [PendingRevocation] {
         let result = state.withLock { state -> Result<[PendingRevocation], SessionStoreError> in
             state.isUnavailable
@@ -103,7 +103,7 @@ public final class MockSessionStore: SessionStore {
     /// Replaces the recorded revocations.
     ///
     /// - Parameter revocations: The records.
-    /// - Throws: ``SessionStoreError/unavailable(reason:)`` while the store is unavailable.
+    /// - Throws: `.unavailable` while unavailable.
     public func savePendingRevocations(_ revocations: [PendingRevocation]) throws(SessionStoreError) {
         let result = state.mutateAndNotify { state -> Result<Void, SessionStoreError> in
             if state.isUnavailable { return .failure(.unavailable(reason: "the mock store is unavailable")) }

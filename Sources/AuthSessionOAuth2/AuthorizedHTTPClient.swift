@@ -354,7 +354,7 @@ public enum AuthorizedRequestError: Error, Sendable, CustomStringConvertible {
 extension AuthorizedRequestError: SessionEndingError {
 
     /// Whether the session is over: the app should show sign-in. Only ``session(_:)`` can say
-    /// so, when its error does (``ManagedSessionError/endsSession``).
+    /// so, when its error does (`ManagedSessionError.endsSession`).
     public var endsSession: Bool {
         if case .session(let error) = self { return error.endsSession }
         return false

@@ -645,12 +645,12 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// After it, ``session`` is the session the launch settled on, and the launch's events were
     /// handed to the handle. A command-line tool reads the session after it; with a handle, call
     /// the handle's `waitUntilLaunchSettled()`, which also waits until the handle applied those
-    /// events (its status is no longer ``AuthSessionStatus/syncing`` for them).
+    /// events (its status is no longer `syncing` for them).
     ///
     /// The launch starts when a handle is created with the manager: called before, it waits for
     /// that. A store that cannot be read (``SessionStoreError/unavailable(reason:)``, a locked
     /// device) settles nothing: the wait returns once that first read failed, with no session and
-    /// the handle still ``AuthSessionStatus/syncing``; the manager reads the store again on its
+    /// the handle still `syncing`; the manager reads the store again on its
     /// timer (``Configuration/storageRetryInterval``), on activation, or on ``reloadStore()``,
     /// and a later call waits for that read if it is due.
     public func waitUntilLaunchSettled() async {

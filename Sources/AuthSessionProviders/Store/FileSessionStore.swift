@@ -20,7 +20,7 @@ import Musl
 ///
 /// - **Where**: `$XDG_DATA_HOME/<application>/session.json` (or
 ///   `~/.local/share/<application>/session.json`) on Linux, Application Support on Apple
-///   platforms; ``init(directory:fileName:synchronizesWrites:changeNotificationName:)`` chooses another folder.
+///   platforms; ``init(directory:fileName:synchronizesWrites:changeNotificationName:exclusiveAccessWaitLimit:)`` chooses another folder.
 /// - **Who can read it**: the file is created with mode 0600 in a folder of mode 0700 (created if
 ///   missing). A file or folder that other users can read or write, that belongs to another
 ///   user, or that is a symbolic link is refused with a ``SessionStoreError``, never used.
