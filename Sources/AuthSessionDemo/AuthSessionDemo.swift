@@ -70,6 +70,11 @@ enum AuthSessionDemo {
         }
     }
 
+    /// Prints a part's heading.
+    private static func part(_ number: Int, _ text: String) {
+        print("════ Part \(number) ════ \(text)\n")
+    }
+
     static let usage = """
         usage: auth-session-demo [--oauth-server ENDPOINTS_JSON] [--list | --scenario NAME]
 
@@ -90,11 +95,33 @@ enum AuthSessionDemo {
         async
     {
         var failures: [String] = []
+        if !scenarios.isEmpty {
+            part(
+                1,
+                """
+                The engine: AuthSessionHandle over a provider you write (here the test kit's scripted \
+                MockSessionProvider). The provider publishes the events; the handle decides. What the \
+                session manager does with the same situations is part 2.
+                """
+            )
+        }
         for scenario in scenarios {
             failures += await scenario.perform()
         }
+        if !managerScenarios.isEmpty {
+            part(
+                2,
+                """
+                The managed session: ManagedSessionProvider on a FileSessionStore, with the handle over \
+                it, against \(backend.partDescription). It refreshes before expiry, silently.
+                """
+            )
+        }
         for scenario in managerScenarios {
             failures += await scenario.perform(on: backend)
+        }
+        if !appleScenarios.isEmpty {
+            part(3, "Sign in with Apple through the managed session: a simulated Apple and an in-process backend.")
         }
         for scenario in appleScenarios {
             failures += await scenario.perform()

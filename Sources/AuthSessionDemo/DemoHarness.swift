@@ -117,7 +117,8 @@ final class DemoHarness {
         case .failure(let error):
             "failure  \(error.localizedDescription)"
         case .userUpdate:
-            "user     updated: \(record.user?.identifier ?? "none")"
+            // `sessionUpdated`: new tokens (a refresh) or a changed profile, the same event.
+            "updated  session (tokens or profile) of \(record.user?.identifier ?? "nobody")"
         }
     }
 }

@@ -14,6 +14,14 @@ enum BackendChoice: Sendable {
     case inProcess
     /// The real server an endpoints JSON describes (`scripts/oauth-test-server`).
     case real(OAuthTestServer)
+
+    /// The server, for a part's heading.
+    var partDescription: String {
+        switch self {
+        case .inProcess: "an in-process authorization server"
+        case .real(let server): "the real server at \(server.issuer)"
+        }
+    }
 }
 
 /// The authorization server of one session-manager scenario, and what the demo asks of it

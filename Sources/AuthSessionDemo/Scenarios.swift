@@ -33,7 +33,8 @@ extension Scenario {
 
     static let launchExpiredSession = Scenario(
         name: "launch-expired-session",
-        summary: "A stored session with 90 s left (under the 180 s threshold): signed out, provider told why.",
+        summary:
+            "A provider you write, without refresh, holds a session with 90 s left (under the spec's 180 s threshold): the handle signs out and tells it why. (The session manager refreshes such a session instead: part 2.)",
         expectation: Expectation(status: .signedOut, path: [.validating, .signedOut], signOutCount: 1),
         configure: storedSession(expiresIn: 90),
         run: { await $0.launch() }
