@@ -377,6 +377,21 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         obtainingTokens obtainTokens: () async throws(RemoteAuthError) -> IssuedTokens
     ) async throws(ManagedSessionError) -> ManagedSession {
         let startGeneration = state.withLock { $0.machine.generation }
+        // A store that refused itself at launch (a file open to other users, another user's, a
+        // link) would refuse the new session too: say so now, before the server issues tokens
+        // for nothing; once it reads again, sign-ins go on as usual.
+        if state.withLock({ $0.storeRefusedItself }) {
+            let refusal = await onOwnThread { [store] () -> SessionStoreError? in
+                do throws(SessionStoreError) {
+                    _ = try store.load()
+                    return nil
+                } catch {
+                    return Self.isRefusal(error) ? error : nil
+                }
+            }
+            if let refusal { throw .storage(refusal) }
+            state.withLock { $0.storeRefusedItself = false }
+        }
         let tokens: IssuedTokens
         do throws(RemoteAuthError) {
             tokens = try await obtainTokens()
@@ -760,6 +775,9 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                 } catch {
                     result = .failure(error)
                     instrumentation.delivery.send(.storeFailed(error, during: .launch))
+                    if Self.isRefusal(error) {
+                        state.withLock { $0.storeRefusedItself = true }
+                    }
                 }
                 input { machine, now in machine.loaded(result, generation: generation, now: now) }
                 if case .success = result {
@@ -1820,6 +1838,15 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         }
     }
 
+    /// Whether `error` is the store refusing what it found (permissions, owner, a link, not a
+    /// file): nothing a retry or a sign-in mends; the app or the person must.
+    static func isRefusal(_ error: SessionStoreError) -> Bool {
+        switch error {
+        case .insecurePermissions, .foreignOwner, .symbolicLink, .notARegularFile: true
+        default: false
+        }
+    }
+
     private func revokeInBackground(_ token: String, kind: TokenKind) {
         beginOperation()
         let remote = remote
@@ -2054,6 +2081,9 @@ private struct ProviderState {
     /// The stored session a sign-out could not remove (a locked store): removed at the next
     /// activation.
     var pendingRemoval: PendingRemoval?
+    /// Whether the launch found the store refusing itself (its file open to other users, another
+    /// user's, a link): a sign-in then checks it first.
+    var storeRefusedItself = false
     /// Revocations that could not reach the server, for a store that keeps none.
     var pendingRevocations: [PendingRevocation] = []
     /// The round of pending revocations running now, if one is.

@@ -81,3 +81,56 @@ struct StoppedHolderTests {
         #expect(server.refreshLog.isEmpty, "nothing was presented")
     }
 }
+
+@Suite("A store that refuses itself at launch")
+struct StoreRefusedAtLaunchTests {
+
+    @Test(
+        "a session file other users may read: the launch reports it, and a sign-in fails at once with the same cause, before the server issues tokens; once the file is fixed, sign-ins work"
+    )
+    func signInFailsAtOnceUntilTheFileIsFixed() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let clock = ManualClock()
+        let server = InProcessAuthorizationServer(clock: clock)
+        server.register(alice, password: alicePassword)
+        let store = FileSessionStore(directory: folder.url)
+        try store.save(try await issuedSession(by: server, at: clock))
+        chmod(store.fileURL.path, 0o644)
+        let issuedBefore = server.obtainCount
+
+        let provider = ManagedSessionProvider(
+            store: store,
+            remote: server,
+            retryPolicy: immediateRetries,
+            clock: clock,
+            configuration: .init(checksCredentialState: false, activationSignal: ManualActivationSignal())
+        )
+        let recorder = RecordingAuthSessionDelegate()
+        let handle = AuthSessionHandle(
+            sessionProvider: provider,
+            biometricAuthenticator: MockBiometricAuthenticator(),
+            activationSignal: ManualActivationSignal(),
+            clock: clock
+        )
+        handle.subscribeDelegate(recorder, receive: recorder.queue)
+        await provider.waitUntilIdle()
+        #expect(provider.session == nil)
+
+        do {
+            _ = try await provider.signIn(with: .password(username: alice.identifier, password: alicePassword))
+            Issue.record("signed in over a store that refuses itself")
+        } catch {
+            guard case .storage(.insecurePermissions) = error else {
+                Issue.record("expected the store's refusal, got \(error)")
+                return
+            }
+        }
+        #expect(server.obtainCount == issuedBefore, "no tokens were issued for nothing")
+
+        chmod(store.fileURL.path, 0o600)
+        _ = try await provider.signIn(with: .password(username: alice.identifier, password: alicePassword))
+        #expect(provider.session != nil)
+        withExtendedLifetime(handle) {}
+    }
+}
