@@ -798,12 +798,17 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                         provider.input { machine, now in machine.timerFired(generation: generation, now: now) }
                     }
                 } else {
-                    let disarmed = state.withLock { state -> ScheduledTask? in
-                        guard decision > state.lastTimerDecision else { return nil }
+                    let now = clock.now
+                    let (disarmed, waiters) = state.withLock {
+                        state -> (ScheduledTask?, [CheckedContinuation<Void, Never>]) in
+                        guard decision > state.lastTimerDecision else { return (nil, []) }
                         state.lastTimerDecision = decision
-                        return state.tasks.removeValue(forKey: .refresh)
+                        let disarmed = state.tasks.removeValue(forKey: .refresh)
+                        // A timer that was due kept a waiter for idleness waiting: it may be idle now.
+                        return (disarmed, disarmed == nil ? [] : state.takeIdleWaiters(now: now))
                     }
                     disarmed?.task.cancel()
+                    for waiter in waiters { waiter.resume() }
                 }
             case .rewriteLater(let generation, let delay):
                 schedule(.rewrite, after: delay) { provider in provider.rewrite(generation: generation) }
