@@ -142,8 +142,25 @@ final class FileCoordination: Sendable {
             let lockFile = try lockFileAtPath(&descriptor, waitLimit: waitLimit)
             defer { try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath) }
             Self.recordTurn(lockFile)
-            return try body()
+            return try holding(body)
         }
+    }
+
+    /// The coordinations whose exclusive access the current thread holds (bound for the length
+    /// of each access; a thread-local value on a thread that runs no task).
+    @TaskLocal private static var held: [ObjectIdentifier] = []
+
+    /// Runs `body` marked as inside this coordination's exclusive access.
+    private func holding<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try Self.$held.withValue(Self.held + [ObjectIdentifier(self)], operation: body)
+    }
+
+    /// Runs `body` inside the exclusive access: at once if the calling thread holds it already,
+    /// else if it can be had without waiting; `nil` (body not run) if another thread or process
+    /// holds it. Never blocks, so a caller holding locks of its own cannot deadlock here.
+    func withExclusiveAccessIfHeldOrAvailable<Result>(_ body: () throws -> Result) throws -> Result? {
+        if Self.held.contains(ObjectIdentifier(self)) { return try body() }
+        return try withExclusiveAccessIfAvailable(body)
     }
 
     /// Counts one more turn in the lock file's first 8 bytes (no `fsync`: only a waiter reads
@@ -207,7 +224,7 @@ final class FileCoordination: Sendable {
             guard let lockFile = try tryLockFileAtPath(&descriptor) else { return nil }
             defer { try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath) }
             Self.recordTurn(lockFile)
-            return try body()
+            return try holding(body)
         }
         return outcome ?? nil
     }

@@ -57,7 +57,8 @@ import Musl
 ///   on Apple platforms).
 /// - **Corrupt data**: bytes that are not a session are moved aside to
 ///   `session.json.corrupt-<date>-<random>` (kept for inspection until the next ``remove()``,
-///   since such bytes may hold tokens), and reported as
+///   since such bytes may hold tokens) by a load that has, or can take at once, the exclusive
+///   access (so a move never races another process's save), and reported as
 ///   ``SessionStoreError/corrupt(reason:setAsideAt:)``; a file written by a newer version of the
 ///   package is left in place (until a sign-in here replaces it).
 /// - **Killed saves**: a save killed before its rename leaves its new file beside the session
@@ -209,8 +210,9 @@ public final class FileSessionStore: SessionStore {
     /// Reads the session file.
     ///
     /// - Returns: The session, or `nil` if the folder or the file does not exist.
-    /// - Throws: ``SessionStoreError``: `.corrupt` (the bytes were moved aside), or, with the
-    ///   file left as it is, `.unsupportedFormatVersion`, `.symbolicLink`, `.insecurePermissions`,
+    /// - Throws: ``SessionStoreError``: `.corrupt` (the bytes were moved aside, or, while another
+    ///   thread or process holds the exclusive access, left in place for the next load inside
+    ///   it: `setAsideAt` is then `nil`), or, with the file left as it is, `.unsupportedFormatVersion`, `.symbolicLink`, `.insecurePermissions`,
     ///   `.foreignOwner`, `.notARegularFile` or `.io`.
     public func load() throws(SessionStoreError) -> ManagedSession? {
         guard let folder = try FileSystem.status(of: directoryPath) else { return nil }
@@ -236,7 +238,13 @@ public final class FileSessionStore: SessionStore {
             limit: Self.maximumFileSize,
             path: path
         )
-        return try SessionFormat.storedSession(in: data) { setAside(file: info) }
+        // Moved aside only inside the exclusive access (held here, or free now): outside it, the
+        // look and the rename could move a session another process just wrote back, and a
+        // reader between the two would find no file. Left in place, the bytes stay corrupt to
+        // every reader, and whoever next reads them inside the access moves them.
+        return try SessionFormat.storedSession(in: data) {
+            (try? coordination.withExclusiveAccessIfHeldOrAvailable { setAside(file: info) }) ?? nil
+        }
     }
 
     /// Writes `session` to a new file beside the session file, makes it durable, and renames it

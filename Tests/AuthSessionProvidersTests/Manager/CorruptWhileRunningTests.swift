@@ -95,4 +95,47 @@ struct CorruptWhileRunningTests {
         try store.remove()
         #expect(try store.load() == nil)
     }
+
+    @Test(
+        "unreadable bytes are moved aside only inside the exclusive access: while another process holds it (a save under way), a reader leaves them in place, so that save is never moved and the file never goes missing"
+    )
+    func setAsideWaitsForTheExclusiveAccess() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        // Two stores on one folder: two lock descriptors, as two processes have.
+        let writer = FileSessionStore(directory: folder.url, synchronizesWrites: false)
+        let reader = FileSessionStore(directory: folder.url, synchronizesWrites: false)
+        let kept = ManagedSession(accessToken: "a", refreshToken: "r", expiresAt: 2e9, issuedAt: 1e9, user: alice)
+        try writer.save(kept)
+        try Data("not json".utf8).write(to: writer.fileURL)
+        try writer.withExclusiveAccess {
+            // The writer is about to write its session back; the reader hears a notice now.
+            let error = #expect(throws: SessionStoreError.self) { try reader.load() }
+            #expect(setAside(error) == .some(nil), "moved aside outside the exclusive access")
+            #expect(FileManager.default.fileExists(atPath: writer.fileURL.path), "the file went missing")
+            try writer.save(kept)
+        }
+        #expect(try reader.load()?.accessToken == "a", "the written-back session was moved away")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.url.path)
+        #expect(!names.contains { $0.hasPrefix("session.json.corrupt-") }, "\(names)")
+
+        // Free again: the next reader moves the bytes aside, inside the access it takes.
+        try Data("not json".utf8).write(to: writer.fileURL)
+        let error = #expect(throws: SessionStoreError.self) { try reader.load() }
+        #expect(setAside(error)??.contains("session.json.corrupt-") == true)
+        // And a load inside the access this thread holds moves them too (no deadlock).
+        try writer.save(kept)
+        try Data("not json".utf8).write(to: writer.fileURL)
+        try reader.withExclusiveAccess {
+            let inside = #expect(throws: SessionStoreError.self) { try reader.load() }
+            #expect(setAside(inside) != .some(nil))
+        }
+    }
+
+    /// Where a `.corrupt` error says the bytes went: `.some(nil)` when they were left in place;
+    /// `nil` for any other error.
+    private func setAside(_ error: SessionStoreError?) -> String?? {
+        guard case .corrupt(_, let location)? = error else { return nil }
+        return .some(location)
+    }
 }
