@@ -172,6 +172,13 @@ public struct OAuth2Service: RemoteAuthService {
 
     // MARK: RemoteAuthService
 
+    /// The configured client identifier and issuer (``OAuth2Configuration/issuer``, `nil` when
+    /// none is configured): recorded in each session signed in here, and checked against a stored
+    /// session's before a manager uses it (`SessionStoreError.issuedToAnotherClient`).
+    public var sessionOrigin: SessionOrigin? {
+        SessionOrigin(issuer: configuration.issuer, clientID: configuration.client.id)
+    }
+
     /// Exchanges `grant` at the token endpoint.
     ///
     /// An ID token in the answer must pass the claim checks, including `nonce` when the grant

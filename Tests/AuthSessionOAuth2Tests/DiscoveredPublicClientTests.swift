@@ -106,6 +106,67 @@ import Testing
     }
 }
 
+/// Issue 27, item 2: a session records the client and issuer it was issued to; a manager
+/// configured for another client neither sends its refresh token nor deletes it.
+@Suite struct SessionOriginOAuth2Tests {
+
+    @Test func theServiceNamesItsIssuerAndClient() async throws {
+        let service = try await OAuth2Service.discover(
+            issuer: DiscoveredPublicClientTests.issuer,
+            client: OAuth2Client(id: "app"),
+            transport: DiscoveredPublicClientTests.server(),
+            clock: ManualClock()
+        )
+        #expect(service.sessionOrigin == SessionOrigin(issuer: "https://auth.example.com/o", clientID: "app"))
+    }
+
+    @Test func aSessionOfAnotherClientIsNeitherRefreshedNorDeleted() async throws {
+        let transport = DiscoveredPublicClientTests.server()
+        let clock = ManualClock()
+        let service = try await OAuth2Service.discover(
+            issuer: DiscoveredPublicClientTests.issuer,
+            client: OAuth2Client(id: "app-v2"),
+            transport: transport,
+            clock: clock
+        )
+        let now = clock.now.timeIntervalSince1970
+        // Due: a manager that used it would present its refresh token at once.
+        let stored = ManagedSession(
+            accessToken: Fixture.accessToken,
+            refreshToken: Fixture.refreshToken,
+            expiresAt: now + 5,
+            issuedAt: now - 3600,
+            user: ManagedUser(identifier: "user-42"),
+            origin: SessionOrigin(issuer: "https://auth.example.com/o", clientID: "app")
+        )
+        let store = MockSessionStore(session: stored)
+        let observer = LineObserver()
+        let provider = ManagedSessionProvider(
+            store: store,
+            remote: service,
+            clock: clock,
+            configuration: .init(activationSignal: ManualActivationSignal(), observer: observer)
+        )
+        let handle = AuthSessionHandle(
+            sessionProvider: provider,
+            biometricAuthenticator: MockBiometricAuthenticator(),
+            activationSignal: ManualActivationSignal(),
+            clock: clock
+        )
+        await handle.waitUntilLaunchSettled()
+
+        #expect(handle.sessionStatus == .signedOut)
+        #expect(transport.requests.filter { $0.url.path.hasSuffix("/token/") }.isEmpty, "the refresh token was sent")
+        #expect(store.storedSession == stored)
+        #expect(
+            observer.lines.contains {
+                $0.contains("storeFailed") && $0.contains(#"issued to client "app" at https://auth.example.com/o"#)
+            },
+            "\(observer.lines)"
+        )
+    }
+}
+
 /// Records each observation's line.
 final class LineObserver: ManagedSessionObserver {
     private let recorded = ConcurrencySafeContainer<[String]>([])

@@ -771,7 +771,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             case .load(let generation):
                 let result: Result<ManagedSession?, SessionStoreError>
                 do throws(SessionStoreError) {
-                    result = .success(try store.load())
+                    result = .success(try usable(store.load()))
                 } catch {
                     result = .failure(error)
                     instrumentation.delivery.send(.storeFailed(error, during: .launch))
@@ -1423,9 +1423,13 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
     /// A load for a compare, made inside the store's exclusive access.
     private func loadForCompare() throws(SessionStoreError) -> StoreSnapshot.Stored {
         do throws(SessionStoreError) {
-            return .session(try store.load())
+            return .session(try usable(store.load()))
         } catch .corrupt {
             return .unreadable
+        } catch .issuedToAnotherClient {
+            // Another configuration's session (an extension set up for another client signed
+            // in): none of this manager's, so this one's is no longer stored; it is left alone.
+            return .session(nil)
         }
     }
 
@@ -1845,6 +1849,24 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
 
     /// Whether `error` is the store refusing what it found (permissions, owner, a link, not a
     /// file): nothing a retry or a sign-in mends; the app or the person must.
+    /// `stored`, if this manager's backend may use it: a session that records an origin the
+    /// backend's is not compatible with is ``SessionStoreError/issuedToAnotherClient(stored:configured:)``.
+    private func usable(_ stored: ManagedSession?) throws(SessionStoreError) -> ManagedSession? {
+        if let stored, let recorded = stored.origin, let configured = remote.sessionOrigin,
+            !recorded.isCompatible(with: configured)
+        {
+            throw .issuedToAnotherClient(stored: recorded, configured: configured)
+        }
+        return stored
+    }
+
+    /// Whether something issued to `recorded` may be sent with a backend configured for
+    /// `configured`: compatible origins, or either unknown.
+    static func isOurs(_ recorded: SessionOrigin?, configured: SessionOrigin?) -> Bool {
+        guard let recorded, let configured else { return true }
+        return recorded.isCompatible(with: configured)
+    }
+
     static func isRefusal(_ error: SessionStoreError) -> Bool {
         switch error {
         case .insecurePermissions, .foreignOwner, .symbolicLink, .notARegularFile: true
@@ -1867,7 +1889,8 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                         token: token,
                         kind: kind,
                         recordedAt: now,
-                        notAfter: now + configuration.pendingRevocationLifetime
+                        notAfter: now + configuration.pendingRevocationLifetime,
+                        origin: remote.sessionOrigin
                     )
                     await onOwnThread { [self] in keepPendingRevocation(record) }
                 }
@@ -1936,7 +1959,11 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
         for record in expired {
             instrumentation.delivery.send(.revocation(record.kind, .expired))
         }
-        for record in due {
+        // A token issued to another client or server is left for a manager configured for it
+        // (another app of the group, the next version): sent here, it would be refused, or
+        // handed to a server that never issued it.
+        let origin = remote.sessionOrigin
+        for record in due where Self.isOurs(record.origin, configured: origin) {
             do throws(RemoteAuthError) {
                 try await remote.revoke(record.token, kind: record.kind)
                 instrumentation.delivery.send(.revocation(record.kind, .revoked(isRetry: true)))
@@ -2044,7 +2071,10 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
             user: user,
             isBiometricAuthenticationEnabled: previous?.isBiometricAuthenticationEnabled ?? false,
             // A sign-in starts a lineage; a refresh keeps its session's.
-            lineage: previous == nil ? ManagedSession.newLineage() : previous?.lineage
+            lineage: previous == nil ? ManagedSession.newLineage() : previous?.lineage,
+            // Where the tokens came from: this backend's (a session stored before the package
+            // recorded it gains it with its first refresh here).
+            origin: previous?.origin ?? remote.sessionOrigin
         )
     }
 

@@ -112,7 +112,7 @@ extension SessionStoreError {
     public var problem: AuthProblem {
         switch self {
         case .unavailable: .storageUnavailable
-        case .missingEntitlement: .appMisconfigured
+        case .missingEntitlement, .issuedToAnotherClient: .appMisconfigured
         case .corrupt, .unsupportedFormatVersion, .insecurePermissions, .foreignOwner, .symbolicLink,
             .notARegularFile, .io, .keychain:
             .storageFailed

@@ -75,6 +75,14 @@ public protocol RemoteAuthService: Sendable {
     /// answer. `true` for Sign in with Apple, whose state is about the user's Apple ID, which the
     /// app's own backend tokens know nothing of.
     var credentialStateIsFinal: Bool { get }
+
+    /// The server and client this backend's tokens are issued to, recorded in every session it
+    /// signs in (``ManagedSession/origin``); `nil` (the default) for a backend that names none.
+    /// A stored session that records another origin is neither used nor deleted by a manager over
+    /// this backend (``SessionStoreError/issuedToAnotherClient(stored:configured:)``): a
+    /// configuration change is a misconfiguration the app hears, never tokens sent to the wrong
+    /// party or lost in silence.
+    var sessionOrigin: SessionOrigin? { get }
 }
 
 extension RemoteAuthService {
@@ -92,6 +100,9 @@ extension RemoteAuthService {
 
     /// `false`: a verdict is confirmed by a refresh before it signs out.
     public var credentialStateIsFinal: Bool { false }
+
+    /// `nil`: this backend names no origin, and sessions are not compared.
+    public var sessionOrigin: SessionOrigin? { nil }
 }
 
 /// Which token a value is, for revocation and introspection hints.

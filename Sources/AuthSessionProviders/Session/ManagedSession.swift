@@ -116,6 +116,14 @@ public struct ManagedSession: AuthSessionProtocol, Hashable, CustomStringConvert
     /// ``isSameIdentity(as:)``. `nil` for sessions stored before the package kept it.
     public var lineage: String?
 
+    /// The authorization server and the client the tokens were issued to, recorded at sign-in
+    /// from the backend's ``RemoteAuthService/sessionOrigin`` and kept by every refresh. A
+    /// manager configured for another client or server neither uses nor deletes such a stored
+    /// session: it reports ``SessionStoreError/issuedToAnotherClient(stored:configured:)``.
+    /// `nil` when the backend names none, or for sessions stored before the package kept it
+    /// (the first refresh records it).
+    public var origin: SessionOrigin?
+
     /// Creates a session.
     ///
     /// - Parameters:
@@ -129,6 +137,7 @@ public struct ManagedSession: AuthSessionProtocol, Hashable, CustomStringConvert
     ///   - user: The user.
     ///   - isBiometricAuthenticationEnabled: The biometric setting.
     ///   - lineage: The sign-in this session descends from (``lineage``).
+    ///   - origin: The server and client the tokens were issued to (``origin``).
     public init(
         accessToken: String,
         refreshToken: String? = nil,
@@ -139,7 +148,8 @@ public struct ManagedSession: AuthSessionProtocol, Hashable, CustomStringConvert
         issuedAt: TimeInterval,
         user: ManagedUser,
         isBiometricAuthenticationEnabled: Bool = false,
-        lineage: String? = nil
+        lineage: String? = nil,
+        origin: SessionOrigin? = nil
     ) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
@@ -151,15 +161,19 @@ public struct ManagedSession: AuthSessionProtocol, Hashable, CustomStringConvert
         self.user = user
         self.isBiometricAuthenticationEnabled = isBiometricAuthenticationEnabled
         self.lineage = lineage
+        self.origin = origin
     }
 
     /// Whether `other` belongs to the same person as this session: the same subject when both
     /// name one; otherwise (a server that names no subject) the same ``lineage``, so that a
-    /// different person's sign-in is never taken for this one.
+    /// different person's sign-in is never taken for this one. Sessions whose ``origin``s are not
+    /// compatible (``SessionOrigin/isCompatible(with:)``) are never the same: a subject is unique
+    /// only at its issuer, and tokens issued to one client are no use to another.
     ///
     /// - Parameter other: Another session.
     /// - Returns: `true` if the two are the same person's.
     public func isSameIdentity(as other: ManagedSession) -> Bool {
+        if let origin, let otherOrigin = other.origin, !origin.isCompatible(with: otherOrigin) { return false }
         if !user.identifier.isEmpty, !other.user.identifier.isEmpty {
             return user.identifier == other.user.identifier
         }
@@ -196,9 +210,61 @@ public struct ManagedSession: AuthSessionProtocol, Hashable, CustomStringConvert
                 "hasIDToken": idToken != nil,
                 "isBiometricAuthenticationEnabled": isBiometricAuthenticationEnabled,
                 "lineage": lineage as Any,
+                "origin": origin as Any,
                 "accessToken": SecretRedactor.placeholder,
             ],
             displayStyle: .struct
         )
+    }
+}
+
+/// Where a session's tokens were issued: the client identifier they were issued to and, when the
+/// backend knows it, the authorization server's issuer identifier.
+///
+/// Tokens are bound to both: a refresh token presented by another client is refused
+/// (`invalid_grant`), and one sent to another server is handed to a party that never issued it.
+/// So a manager checks the origin a stored session records against its backend's
+/// ``RemoteAuthService/sessionOrigin`` (``isCompatible(with:)``) before it uses the session.
+///
+/// All operations are thread-safe.
+public struct SessionOrigin: Sendable, Hashable, Codable, CustomStringConvertible {
+
+    /// The issuer identifier (OpenID Connect `iss`), or `nil` when the backend's configuration
+    /// names none (then only the client is compared).
+    public var issuer: String?
+
+    /// The client identifier (`client_id`).
+    public var clientID: String
+
+    /// Creates an origin.
+    ///
+    /// - Parameters:
+    ///   - issuer: The issuer identifier, if known.
+    ///   - clientID: The client identifier.
+    public init(issuer: String?, clientID: String) {
+        self.issuer = issuer
+        self.clientID = clientID
+    }
+
+    /// Whether tokens issued to this origin may be used by a backend configured for `other`: the
+    /// same client, and the same issuer when both name one.
+    ///
+    /// - Parameter other: The other origin.
+    /// - Returns: `true` if they may.
+    public func isCompatible(with other: SessionOrigin) -> Bool {
+        guard clientID == other.clientID else { return false }
+        guard let issuer, let otherIssuer = other.issuer else { return true }
+        return issuer == otherIssuer
+    }
+
+    /// `client "<id>" at <issuer>` (neither is a secret), or `client "<id>"`.
+    public var description: String {
+        let client = "client \"\(SecretRedactor.redactRegistered(clientID))\""
+        return issuer.map { "\(client) at \(SecretRedactor.redactRegistered($0))" } ?? client
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case issuer
+        case clientID = "client_id"
     }
 }

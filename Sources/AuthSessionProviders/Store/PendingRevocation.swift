@@ -23,6 +23,10 @@ public struct PendingRevocation: Sendable, Hashable, Codable, CustomStringConver
     /// A revocation still pending then is given up.
     public var notAfter: TimeInterval
 
+    /// The server and client the token was issued to (``ManagedSession/origin``): only a manager
+    /// configured for them sends it; `nil` for any.
+    public var origin: SessionOrigin?
+
     /// Creates a record.
     ///
     /// - Parameters:
@@ -30,11 +34,19 @@ public struct PendingRevocation: Sendable, Hashable, Codable, CustomStringConver
     ///   - kind: Its kind.
     ///   - recordedAt: When the revocation was first attempted.
     ///   - notAfter: When the token can no longer be valid.
-    public init(token: String, kind: TokenKind, recordedAt: TimeInterval, notAfter: TimeInterval) {
+    ///   - origin: The server and client the token was issued to, if known.
+    public init(
+        token: String,
+        kind: TokenKind,
+        recordedAt: TimeInterval,
+        notAfter: TimeInterval,
+        origin: SessionOrigin? = nil
+    ) {
         self.token = token
         self.kind = kind
         self.recordedAt = recordedAt
         self.notAfter = notAfter
+        self.origin = origin
     }
 
     /// The kind and the dates, never the token.

@@ -12,7 +12,8 @@ import Foundation
 ///     "scope": "openid profile", "expires_at": 1800003600, "issued_at": 1800000000,
 ///     "user": { "subject": "…", "name": "…", "email": "…", "profile": {} },
 ///     "biometric_authentication_enabled": false,
-///     "lineage": "…"
+///     "lineage": "…",
+///     "issued_to": { "issuer": "https://…", "client_id": "…" }
 ///   }
 /// }
 /// ```
@@ -20,7 +21,10 @@ import Foundation
 /// A new version adds a decoder for its own layout and keeps the old ones, converting what they
 /// read; every version's layout has a fixture file in the tests. Version 2 added `lineage` (the
 /// sign-in a session descends from), which lets a session without a subject be stored: version 1
-/// required a subject, and reads as a session without a lineage.
+/// required a subject, and reads as a session without a lineage. Version 2 later gained the
+/// optional `issued_to` (``ManagedSession/origin``): a version without it reads the file as
+/// before, skipping the member (`JSONDecoder` ignores it), and its next write drops it, which the
+/// next refresh here records again.
 enum SessionFormat {
 
     /// The version this package writes.
@@ -193,6 +197,7 @@ enum SessionFormat {
         let user: ManagedUser
         let biometricAuthenticationEnabled: Bool
         let lineage: String?
+        let issuedTo: SessionOrigin?
 
         enum CodingKeys: String, CodingKey {
             case accessToken = "access_token"
@@ -205,6 +210,7 @@ enum SessionFormat {
             case user
             case biometricAuthenticationEnabled = "biometric_authentication_enabled"
             case lineage
+            case issuedTo = "issued_to"
         }
 
         init(_ session: ManagedSession) {
@@ -218,9 +224,11 @@ enum SessionFormat {
             user = session.user
             biometricAuthenticationEnabled = session.isBiometricAuthenticationEnabled
             lineage = session.lineage
+            issuedTo = session.origin
         }
 
-        /// The session; version 1 knows no lineage, and one found in it is not read.
+        /// The session; version 1 knows no lineage and no origin, and those found in it are not
+        /// read.
         func managedSession(lineageIfVersion2 isVersion2: Bool) -> ManagedSession {
             ManagedSession(
                 accessToken: accessToken,
@@ -232,7 +240,8 @@ enum SessionFormat {
                 issuedAt: issuedAt,
                 user: user,
                 isBiometricAuthenticationEnabled: biometricAuthenticationEnabled,
-                lineage: isVersion2 ? lineage : nil
+                lineage: isVersion2 ? lineage : nil,
+                origin: isVersion2 ? issuedTo : nil
             )
         }
     }

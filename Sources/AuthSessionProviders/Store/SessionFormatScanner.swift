@@ -45,8 +45,11 @@ struct SessionFormatScanner {
         else {
             return nil
         }
-        // Version 1 has no lineage: one found there is not read.
-        if version == 1 { session.lineage = nil }
+        // Version 1 has no lineage and no origin: those found there are not read.
+        if version == 1 {
+            session.lineage = nil
+            session.origin = nil
+        }
         return session
     }
 
@@ -61,6 +64,7 @@ struct SessionFormatScanner {
         var user: ManagedUser?
         var biometrics: Bool?
         var lineage: String?
+        var origin: SessionOrigin?
         let isObject = members { scanner, key in
             if Self.matches(key, "access_token") { return assign(&accessToken, scanner.string()) }
             if Self.matches(key, "refresh_token") { return assign(&refreshToken, scanner.string()) }
@@ -72,6 +76,7 @@ struct SessionFormatScanner {
             if Self.matches(key, "user") { return assign(&user, scanner.user()) }
             if Self.matches(key, "biometric_authentication_enabled") { return assign(&biometrics, scanner.boolean()) }
             if Self.matches(key, "lineage") { return assign(&lineage, scanner.string()) }
+            if Self.matches(key, "issued_to") { return assign(&origin, scanner.origin()) }
             return false
         }
         guard isObject, let accessToken, let tokenType, let expiresAt, let issuedAt, let user, let biometrics else {
@@ -87,8 +92,21 @@ struct SessionFormatScanner {
             issuedAt: issuedAt,
             user: user,
             isBiometricAuthenticationEnabled: biometrics,
-            lineage: lineage
+            lineage: lineage,
+            origin: origin
         )
+    }
+
+    private mutating func origin() -> SessionOrigin? {
+        var issuer: String?
+        var clientID: String?
+        let isObject = members { scanner, key in
+            if Self.matches(key, "issuer") { return assign(&issuer, scanner.string()) }
+            if Self.matches(key, "client_id") { return assign(&clientID, scanner.string()) }
+            return false
+        }
+        guard isObject, let clientID else { return nil }
+        return SessionOrigin(issuer: issuer, clientID: clientID)
     }
 
     private mutating func user() -> ManagedUser? {

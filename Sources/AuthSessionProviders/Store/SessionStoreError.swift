@@ -56,6 +56,14 @@ public enum SessionStoreError: Error, Sendable, Hashable {
     /// access group to its `keychain-access-groups` entitlement if you pass one, or, for an
     /// unsigned macOS command-line tool, use `FileSessionStore`.
     case missingEntitlement(operation: String)
+
+    /// The stored session was issued to another client or by another server than the manager's
+    /// backend is configured for (``ManagedSession/origin``, ``RemoteAuthService/sessionOrigin``):
+    /// the app's configuration changed, or an app and its extension disagree. The session is
+    /// neither used (its refresh token is never sent with this configuration) nor deleted: fix
+    /// the configuration, or sign in again to replace it (its tokens then stay valid at the
+    /// server they came from until they expire).
+    case issuedToAnotherClient(stored: SessionOrigin, configured: SessionOrigin)
 }
 
 extension SessionStoreError: LocalizedError {
@@ -87,7 +95,7 @@ extension SessionStoreError: LocalizedError {
             path
         case .corrupt(_, let setAsideAt):
             setAsideAt
-        case .unavailable, .unsupportedFormatVersion, .keychain, .missingEntitlement:
+        case .unavailable, .unsupportedFormatVersion, .keychain, .missingEntitlement, .issuedToAnotherClient:
             nil
         }
     }
@@ -124,6 +132,9 @@ extension SessionStoreError: LocalizedError {
             "\(operation) failed: this process lacks the entitlement the data-protection keychain requires "
                 + "(errSecMissingEntitlement, -34018). Sign it with a team, list the access group in its "
                 + "keychain-access-groups entitlement, or use FileSessionStore for an unsigned command-line tool."
+        case .issuedToAnotherClient(let stored, let configured):
+            "The stored session was issued to \(stored); this manager is configured for \(configured). "
+                + "It is neither used nor deleted: configure the client it was issued to, or sign in again to replace it."
         }
     }
 }
