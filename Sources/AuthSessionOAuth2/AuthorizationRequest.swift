@@ -134,12 +134,7 @@ public struct AuthorizationRequest: Sendable, Hashable, CustomStringConvertible,
     }
 
     private func grantFromRedirect(_ redirect: URL) throws(AuthorizationRedirectError) -> AuthGrant {
-        guard let components = URLComponents(url: redirect, resolvingAgainstBaseURL: false),
-            let expected = URLComponents(url: redirectURI, resolvingAgainstBaseURL: false),
-            components.scheme?.lowercased() == expected.scheme?.lowercased(),
-            components.host?.lowercased() == expected.host?.lowercased(),
-            Self.effectivePort(of: components) == Self.effectivePort(of: expected),
-            components.path == expected.path
+        guard let components = URLComponents(url: redirect, resolvingAgainstBaseURL: false), isRedirectURI(redirect)
         else {
             throw .redirectURIMismatch
         }
@@ -173,7 +168,7 @@ public struct AuthorizationRequest: Sendable, Hashable, CustomStringConvertible,
     }
 
     /// The port a URL's components name, or its scheme's default (80 for `http`, 443 for `https`).
-    private static func effectivePort(of components: URLComponents) -> Int? {
+    static func effectivePort(of components: URLComponents) -> Int? {
         if let port = components.port { return port }
         switch components.scheme?.lowercased() {
         case "http": return 80

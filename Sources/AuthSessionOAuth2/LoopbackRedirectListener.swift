@@ -19,8 +19,8 @@ import Glibc
 /// try await provider.signIn(with: request.grant(fromRedirect: redirect))
 /// ```
 ///
-/// ``OAuth2Service/authorizeThroughLoopback(path:scope:additionalParameters:timeout:isolation:openBrowser:)``
-/// and `ManagedSessionProvider.signInThroughLoopback(using:path:scope:additionalParameters:timeout:isolation:openBrowser:)`
+/// ``OAuth2Service/authorizeThroughLoopback(path:scope:additionalParameters:timeout:checksRequestFirst:isolation:openBrowser:)``
+/// and `ManagedSessionProvider.signInThroughLoopback(using:path:scope:additionalParameters:timeout:checksRequestFirst:isolation:openBrowser:)`
 /// run these steps for you.
 ///
 /// - **One request**: the listener answers the first request for its path that answers the

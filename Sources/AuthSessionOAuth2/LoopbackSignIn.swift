@@ -7,7 +7,9 @@ extension OAuth2Service {
     /// ``LoopbackRedirectListener``, and returns the grant to exchange.
     ///
     /// It starts the listener, makes the request for its redirect URI
-    /// (``authorizationRequest(redirectURI:scope:additionalParameters:)``), starts waiting for the
+    /// (``authorizationRequest(redirectURI:scope:additionalParameters:)``), checks it with the
+    /// server (``checkAuthorizationRequest(_:)``, unless `checksRequestFirst` is `false`: a request
+    /// the server refuses fails at once with its reason, and no browser opens), starts waiting for the
     /// redirect that answers the request, hands the authorization URL to `openBrowser` (which may
     /// return at once, or when the browser is done), and checks the redirect
     /// (``AuthorizationRequest/grant(fromRedirect:)``). Cancelling the calling task closes the
@@ -28,6 +30,8 @@ extension OAuth2Service {
     ///   - scope: The scopes; ``OAuth2Configuration/scope`` when `nil`.
     ///   - additionalParameters: More query parameters for the authorization URL.
     ///   - timeout: Seconds to wait for the redirect; 5 minutes by default.
+    ///   - checksRequestFirst: Whether to ask the authorization endpoint about the request before
+    ///     the browser opens (``checkAuthorizationRequest(_:)``); `true` by default.
     ///   - isolation: The caller's actor, where `openBrowser` runs (an app on the main actor
     ///     passes a closure that touches its views); the caller's by default.
     ///   - openBrowser: Opens the URL in the user's browser (or prints it). An error it throws
@@ -39,6 +43,7 @@ extension OAuth2Service {
         scope: [String]? = nil,
         additionalParameters: [String: String] = [:],
         timeout: TimeInterval = 300,
+        checksRequestFirst: Bool = true,
         isolation: isolated (any Actor)? = #isolation,
         openBrowser: (URL) async throws -> Void
     ) async throws(BrowserSignInError) -> AuthGrant {
@@ -53,6 +58,9 @@ extension OAuth2Service {
             )
         } catch {
             throw .request(error)
+        }
+        if checksRequestFirst {
+            try await checkAuthorizationRequest(request)
         }
         // The wait runs while `openBrowser` does: a closure that returns only once the browser
         // is done (or a test that drives a scripted browser to the listener) is served.
@@ -88,7 +96,7 @@ extension OAuth2Service {
 extension ManagedSessionProvider {
 
     /// Signs in through the browser, for a command-line or desktop app: the loopback flow of
-    /// ``OAuth2Service/authorizeThroughLoopback(path:scope:additionalParameters:timeout:isolation:openBrowser:)``,
+    /// ``OAuth2Service/authorizeThroughLoopback(path:scope:additionalParameters:timeout:checksRequestFirst:isolation:openBrowser:)``,
     /// then ``signIn(with:)`` with its authorization-code grant.
     ///
     /// ```swift
@@ -104,6 +112,8 @@ extension ManagedSessionProvider {
     ///   - scope: The scopes; the service's default when `nil`.
     ///   - additionalParameters: More query parameters for the authorization URL.
     ///   - timeout: Seconds to wait for the redirect.
+    ///   - checksRequestFirst: Whether to ask the authorization endpoint about the request before
+    ///     the browser opens; `true` by default.
     ///   - isolation: The caller's actor, where `openBrowser` runs; the caller's by default.
     ///   - openBrowser: Opens the URL in the user's browser (or prints it).
     /// - Returns: The new session.
@@ -116,6 +126,7 @@ extension ManagedSessionProvider {
         scope: [String]? = nil,
         additionalParameters: [String: String] = [:],
         timeout: TimeInterval = 300,
+        checksRequestFirst: Bool = true,
         isolation: isolated (any Actor)? = #isolation,
         openBrowser: (URL) async throws -> Void
     ) async throws(BrowserSignInError) -> ManagedSession {
@@ -124,6 +135,7 @@ extension ManagedSessionProvider {
             scope: scope,
             additionalParameters: additionalParameters,
             timeout: timeout,
+            checksRequestFirst: checksRequestFirst,
             isolation: isolation,
             openBrowser: openBrowser
         )

@@ -35,7 +35,12 @@ import Testing
         #expect(page?.status == 200 && page?.text.contains("You can close this window") == true)
         #expect(session.accessToken == Fixture.accessToken)
         #expect(provider.session == session)
-        let exchange = try #require(transport.requests.first)
+        // First the check of the request (a GET of the authorization URL), then the exchange.
+        #expect(transport.requests.map(\.method) == ["GET", "POST"])
+        #expect(
+            transport.requests.first?.url.absoluteString.hasPrefix("https://auth.example.com/o/authorize/?") == true
+        )
+        let exchange = try #require(transport.requests.last)
         #expect(exchange.form["grant_type"] == "authorization_code")
         #expect(exchange.form["code"] == "the-code")
         #expect(exchange.form["code_verifier"]?.count == 43)
@@ -118,5 +123,132 @@ import Testing
             return
         }
         #expect(!opened)
+    }
+
+    /// The authorization endpoint answers the check with `answer`; the token endpoint with tokens.
+    private static func server(authorization answer: @escaping @Sendable (URL) -> OAuth2HTTPResponse) -> StubTransport {
+        StubTransport { request in
+            if request.method == "GET" { return .success(answer(request.url)) }
+            return .success(Fixture.json(200, Fixture.tokenJSON()))
+        }
+    }
+
+    /// The redirect URI and state an authorization URL carries.
+    private static func redirect(of url: URL) -> (uri: String, state: String) {
+        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        return (
+            items.first { $0.name == "redirect_uri" }?.value ?? "",
+            items.first { $0.name == "state" }?.value ?? ""
+        )
+    }
+
+    @Test(
+        "a request the server refuses fails at once with the server's reason, and no browser opens: an unknown client (400 with an error object), an unregistered redirect URI (a 400 page), a wrong endpoint (404)"
+    )
+    func aRefusedRequestFailsAtOnce() async throws {
+        let answers: [(OAuth2HTTPResponse, RemoteAuthError.Reason)] = [
+            (
+                Fixture.json(400, #"{"error":"invalid_client","error_description":"Unknown client"}"#),
+                .server(code: "invalid_client")
+            ),
+            (
+                OAuth2HTTPResponse(
+                    statusCode: 400,
+                    headers: ["Content-Type": "text/html"],
+                    body: Data("<h1>Invalid redirect_uri</h1>".utf8)
+                ),
+                .httpStatus(400)
+            ),
+            (OAuth2HTTPResponse(statusCode: 404), .httpStatus(404)),
+        ]
+        for (answer, reason) in answers {
+            let service = OAuth2Service(configuration: Fixture.configuration, transport: Self.server { _ in answer })
+            let opened = ConcurrencySafeContainer(false)
+            let started = Date()
+            let error = await #expect(throws: BrowserSignInError.self) {
+                try await service.authorizeThroughLoopback(timeout: 300) { _ in opened.withLock { $0 = true } }
+            }
+            #expect(!opened.withLock { $0 }, "the browser opened for a refused request")
+            guard case .request(let refusal)? = error else {
+                Issue.record("not the server's refusal: \(String(describing: error))")
+                continue
+            }
+            #expect(refusal.reason == reason)
+            if case .server = reason {
+                #expect("\(BrowserSignInError.request(refusal))".contains("Unknown client"), "the server's reason")
+            }
+            #expect(Date().timeIntervalSince(started) < 60, "it waited for the redirect")
+        }
+    }
+
+    @Test(
+        "a server that checked the request and redirects its error back (invalid_scope): the flow fails at once with it; the state is checked as for any redirect"
+    )
+    func aRedirectedErrorFailsAtOnce() async throws {
+        let service = OAuth2Service(
+            configuration: Fixture.configuration,
+            transport: Self.server { url in
+                let (uri, state) = Self.redirect(of: url)
+                return OAuth2HTTPResponse(
+                    statusCode: 302,
+                    headers: [
+                        "Location": "\(uri)?error=invalid_scope&error_description=Scope+not+allowed&state=\(state)"
+                    ]
+                )
+            }
+        )
+        let opened = ConcurrencySafeContainer(false)
+        let error = await #expect(throws: BrowserSignInError.self) {
+            try await service.authorizeThroughLoopback { _ in opened.withLock { $0 = true } }
+        }
+        #expect(!opened.withLock { $0 })
+        #expect(error == .redirect(.server(code: "invalid_scope", description: "Scope not allowed")))
+
+        // A forged error (another state) is not the server's answer to this request.
+        let forged = OAuth2Service(
+            configuration: Fixture.configuration,
+            transport: Self.server { url in
+                let (uri, _) = Self.redirect(of: url)
+                return OAuth2HTTPResponse(
+                    statusCode: 302,
+                    headers: ["Location": "\(uri)?error=access_denied&state=other"]
+                )
+            }
+        )
+        let forgedError = await #expect(throws: BrowserSignInError.self) {
+            try await forged.authorizeThroughLoopback { _ in }
+        }
+        #expect(forgedError == .redirect(.stateMismatch))
+    }
+
+    @Test(
+        "the sign-in page, a redirect to it, a server error, a shield's 403 or no answer at all: the browser opens as before"
+    )
+    func anythingElseOpensTheBrowser() async throws {
+        let answers: [OAuth2HTTPResponse?] = [
+            OAuth2HTTPResponse(statusCode: 200, headers: ["Content-Type": "text/html"], body: Data("<form>".utf8)),
+            OAuth2HTTPResponse(statusCode: 302, headers: ["Location": "/accounts/login/?next=/o/authorize/"]),
+            OAuth2HTTPResponse(statusCode: 503),
+            OAuth2HTTPResponse(statusCode: 403),
+            nil,
+        ]
+        for answer in answers {
+            let transport = StubTransport { request in
+                guard request.method == "GET" else { return .success(Fixture.json(200, Fixture.tokenJSON())) }
+                return answer.map { .success($0) } ?? .failure(RemoteAuthError(.network(code: -1004)))
+            }
+            let service = OAuth2Service(configuration: Fixture.configuration, transport: transport)
+            let grant = try await service.authorizeThroughLoopback { url in
+                _ = try await Self.redirectBack(from: url)
+            }
+            #expect(grant.grantType == "authorization_code")
+        }
+        // And with the check turned off, no request is made before the browser.
+        let transport = StubTransport(.init(statusCode: 400))
+        let service = OAuth2Service(configuration: Fixture.configuration, transport: transport)
+        _ = try await service.authorizeThroughLoopback(checksRequestFirst: false) { url in
+            _ = try await Self.redirectBack(from: url)
+        }
+        #expect(transport.requests.isEmpty)
     }
 }
