@@ -258,6 +258,22 @@ final class SessionChangeHub: Sendable {
         var log: [ManagedSessionChanges.Element]?
         /// How long the log was when each subscriber joined (for tests).
         var logPositions: [UInt64: Int] = [:]
+        /// Callers of ``SessionChangeHub/waitUntilHandled(timeout:)``, resumed with `true` once
+        /// every subscriber is waiting for its next change with nothing buffered.
+        var handledWaiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+        var lastHandledWaiterID: UInt64 = 0
+
+        /// Whether every iteration took every change published and asked for the next one.
+        var isHandled: Bool {
+            subscribers.values.allSatisfy { $0.buffer.isEmpty && $0.waiter != nil }
+        }
+
+        /// The callers to resume now that every iteration may have handled its changes.
+        mutating func takeHandledWaitersIfHandled() -> [CheckedContinuation<Bool, Never>] {
+            guard !handledWaiters.isEmpty, isHandled else { return [] }
+            defer { handledWaiters = [:] }
+            return Array(handledWaiters.values)
+        }
     }
 
     private let state = ConcurrencySafeContainer(State())
@@ -280,8 +296,35 @@ final class SessionChangeHub: Sendable {
 
     /// Ends a subscriber: a waiting `next()` returns `nil`.
     func unsubscribe(_ id: UInt64) {
-        let waiter = state.withLock { $0.subscribers.removeValue(forKey: id)?.waiter }
+        let (waiter, handled) = state.withLock { state in
+            (state.subscribers.removeValue(forKey: id)?.waiter, state.takeHandledWaitersIfHandled())
+        }
         waiter?.resume(returning: nil)
+        for caller in handled { caller.resume(returning: true) }
+    }
+
+    /// Waits until every subscriber took every change published so far and waits for its next
+    /// one (its loop's body for them has run), or until `timeout` seconds passed.
+    ///
+    /// - Returns: `false` if the time ran out first.
+    func waitUntilHandled(timeout: TimeInterval) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let id = state.withLock { state -> UInt64? in
+                guard !state.isHandled else { return nil }
+                state.lastHandledWaiterID += 1
+                state.handledWaiters[state.lastHandledWaiterID] = continuation
+                return state.lastHandledWaiterID
+            }
+            guard let id else {
+                continuation.resume(returning: true)
+                return
+            }
+            // Wall time, not the manager's clock: a test's manual clock would never end the wait.
+            DispatchQueue.global().asyncAfter(deadline: .now() + max(0, timeout)) { [self] in
+                let late = state.withLock { $0.handledWaiters.removeValue(forKey: id) }
+                late?.resume(returning: false)
+            }
+        }
     }
 
     /// The subscriber's next change, waiting for one; `nil` once cancelled or finished.
@@ -304,7 +347,13 @@ final class SessionChangeHub: Sendable {
                     state.subscribers[id] = subscriber
                     return .none
                 }
-                if let ready { continuation.resume(returning: ready) }
+                if let ready {
+                    continuation.resume(returning: ready)
+                } else {
+                    // Waiting with nothing buffered: this iteration handled what it was sent.
+                    let handled = state.withLock { $0.takeHandledWaitersIfHandled() }
+                    for caller in handled { caller.resume(returning: true) }
+                }
             }
         } onCancel: {
             unsubscribe(id)
@@ -364,6 +413,8 @@ final class SessionChangeHub: Sendable {
             return waiters
         }
         for waiter in waiters { waiter.resume(returning: nil) }
+        let handled = state.withLock { $0.takeHandledWaitersIfHandled() }
+        for caller in handled { caller.resume(returning: true) }
     }
 
     /// How many subscribers are registered (for tests).
@@ -481,5 +532,30 @@ extension ManagedSessionProvider {
     /// - The iteration ends when its task is cancelled or the manager is released.
     public var sessionChanges: ManagedSessionChanges {
         ManagedSessionChanges(hub: instrumentation.changes)
+    }
+
+    /// Waits until the manager is idle (``waitUntilIdle()``), then until every iteration of
+    /// ``sessionChanges`` took every change published and asked for its next one: a loop whose
+    /// body handles a change without suspending (a view model setting its state) has handled
+    /// them all. For tests of code that derives its state from the stream:
+    ///
+    /// ```swift
+    /// try await provider.signIn(with: grant)
+    /// await provider.waitUntilSessionChangesHandled()
+    /// #expect(model.screen == .home)
+    /// ```
+    ///
+    /// An iteration that suspends inside its body (awaiting something else) counts as busy until
+    /// it asks for its next change; one that stops asking without ending holds the wait until
+    /// `timeout`. A loop whose task has not made its iterator yet is not waited for: start the
+    /// loop (and let it take its first element) before the change you test.
+    ///
+    /// - Parameter timeout: The longest wait for the iterations, in seconds of wall time (not the
+    ///   manager's clock); 10 by default.
+    /// - Returns: `false` if an iteration was still busy when the time ran out.
+    @discardableResult
+    public func waitUntilSessionChangesHandled(timeout: TimeInterval = 10) async -> Bool {
+        await waitUntilIdle()
+        return await instrumentation.changes.waitUntilHandled(timeout: timeout)
     }
 }
