@@ -172,38 +172,51 @@ import Testing
     )
     func aBrowserConnectingAfterAQuietSpellIsNotPushedOutByABurst() async throws {
         // Silent connections may be dropped after 0.5 s (0.1 s in apps): less than the listener's
-        // longest wait (1 s), so a stale time would show, and more than a loaded machine takes
-        // between the browser's connect and its request.
-        let listener = try LoopbackRedirectListener(
-            path: "/callback",
-            timeout: 30,
-            readTimeout: 10,
-            maximumRequestSize: 16 * 1024,
-            minimumSilentAge: 500_000_000
-        )
-        let request = try Self.request(for: listener)
-        let waiting = Task { try await listener.waitForRedirect(answering: request) }
-        var silent: [RawHTTPClient.Idle] = []
-        for _ in 0..<LoopbackListenerCore.maximumConnections {
-            silent.append(try #require(RawHTTPClient.Idle(port: listener.port)))
-        }
-        // The condition under test is elapsed time: the listener sits in its wait for longer
-        // than a connection may stay silent.
-        try await Task.sleep(for: .milliseconds(1200))
-        let browser = try #require(RawHTTPClient.Idle(port: listener.port))
-        for _ in 0..<40 {
-            silent.append(try #require(RawHTTPClient.Idle(port: listener.port)))
-        }
-        try await Task.sleep(for: .milliseconds(30))
-        browser.send(
-            Array(
-                "GET /callback?code=c&state=\(request.state) HTTP/1.1\r\nHost: 127.0.0.1:\(listener.port)\r\n\r\n".utf8
+        // longest wait (1 s), so a stale time would show. The browser's own silence (its connect,
+        // the burst, its request) must stay under that: on a machine so loaded that it did not,
+        // the round proves nothing either way, and another is run.
+        for _ in 0..<5 {
+            let listener = try LoopbackRedirectListener(
+                path: "/callback",
+                timeout: 30,
+                readTimeout: 10,
+                maximumRequestSize: 16 * 1024,
+                minimumSilentAge: 500_000_000
             )
-        )
-        let reply = String(decoding: await browser.readToEnd(), as: UTF8.self)
-        #expect(reply.hasPrefix("HTTP/1.1 200"), "the browser got: \(reply.prefix(40))")
-        #expect(try request.grant(fromRedirect: try await waiting.value).parameters["code"] == "c")
-        _ = silent
+            let request = try Self.request(for: listener)
+            let waiting = Task { try await listener.waitForRedirect(answering: request) }
+            var silent: [RawHTTPClient.Idle] = []
+            for _ in 0..<LoopbackListenerCore.maximumConnections {
+                silent.append(try #require(RawHTTPClient.Idle(port: listener.port)))
+            }
+            // The condition under test is elapsed time: the listener sits in its wait for longer
+            // than a connection may stay silent.
+            try await Task.sleep(for: .milliseconds(1200))
+            let connected = ProcessInfo.processInfo.systemUptime
+            let browser = try #require(RawHTTPClient.Idle(port: listener.port))
+            for _ in 0..<40 {
+                silent.append(try #require(RawHTTPClient.Idle(port: listener.port)))
+            }
+            try await Task.sleep(for: .milliseconds(30))
+            guard ProcessInfo.processInfo.systemUptime - connected < 0.35 else {
+                // Too slow to tell a stale stamp from a silent browser: not this round.
+                waiting.cancel()
+                listener.close()
+                continue
+            }
+            browser.send(
+                Array(
+                    "GET /callback?code=c&state=\(request.state) HTTP/1.1\r\nHost: 127.0.0.1:\(listener.port)\r\n\r\n"
+                        .utf8
+                )
+            )
+            let reply = String(decoding: await browser.readToEnd(), as: UTF8.self)
+            #expect(reply.hasPrefix("HTTP/1.1 200"), "the browser got: \(reply.prefix(40))")
+            #expect(try request.grant(fromRedirect: try await waiting.value).parameters["code"] == "c")
+            _ = silent
+            return
+        }
+        Issue.record("five rounds in a row were too slow to judge (the browser silent for over 0.35 s)")
     }
 
     @Test func errorRedirectShowsTheErrorPageAndThrowsTheServersError() async throws {
