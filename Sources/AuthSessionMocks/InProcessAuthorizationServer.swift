@@ -1,3 +1,7 @@
+// Over 600 lines on purpose: one test double that plays a whole server (grants, rotation, reuse
+// detection, device codes, revocation, scripted faults) behind one lock, so a test reads what it
+// did from one place.
+
 import AuthSession
 import AuthSessionProviders
 import Foundation

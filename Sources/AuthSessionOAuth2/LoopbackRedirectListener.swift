@@ -1,3 +1,7 @@
+// Over 600 lines on purpose: the listener and its socket loop, whose limits (connections,
+// silence, request size, deadline) are one policy; the decisions are in `LoopbackListenerCore`,
+// tested without sockets.
+
 import AuthSession
 import Dispatch
 import Foundation

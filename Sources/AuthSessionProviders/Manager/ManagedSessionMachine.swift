@@ -1,3 +1,8 @@
+// Over 600 lines on purpose: the whole of the manager's decisions, as one pure state machine
+// (no I/O, no clock of its own). Its rules meet in every step (generations, the refresh in
+// flight, the callers waiting, the unsaved session), and they are read together; the shell that
+// performs its effects is split by concern (ManagedSessionProvider+*.swift).
+
 import AuthSessionInterface
 import Foundation
 
