@@ -18,12 +18,11 @@ extension ManagedSessionProvider {
         case stale(orphaned: String?)
     }
 
+    /// Starts `flight` on a thread of its own (``RefreshThread``: the refresh blocks on the
+    /// store's lock, never on a cooperative thread).
     func startRefresh(_ flight: RefreshFlight) {
         beginOperation()
-        // The refresh runs on a thread of its own: it takes the store's exclusive access (a
-        // blocking lock, across processes for a file store) twice, each time for microseconds,
-        // and waits for the server in between with nothing held.
-        let thread = Thread { [self] in
+        RefreshThread.start(named: "AuthSessionKit.refresh") { [self] in
             withBackgroundTask("AuthSessionKit.refresh") { time in
                 let start = clock.now
                 instrumentation.delivery.send(.refreshStarted(isLaunch: flight.isLaunch))
@@ -33,8 +32,6 @@ extension ManagedSessionProvider {
             }
             endOperation()
         }
-        thread.name = "AuthSessionKit.refresh"
-        thread.start()
     }
 
     func isCurrent(_ flight: RefreshFlight) -> Bool {
@@ -68,20 +65,7 @@ extension ManagedSessionProvider {
                         $0.machine.claim(flight, found: found, owner: owner, now: clock.now, uptime: clock.uptime)
                     }
                     if claim == .writeBack {
-                        // This process still has the session, so it writes it back rather than
-                        // reading the gap as a sign-out. Under the write lock, and only if no
-                        // sign-out or sign-in committed since: a signed-out session is never
-                        // written back.
-                        let written = writeLock.withLock { _ -> Result<Bool, SessionStoreError> in
-                            guard isCurrent(flight) else { return .success(false) }
-                            do throws(SessionStoreError) {
-                                try store.save(flight.session)
-                            } catch {
-                                return .failure(error)
-                            }
-                            return .success(true)
-                        }
-                        guard try written.get() else { return .stale }
+                        guard try writeBack(flight) else { return .stale }
                         found.stored = .session(flight.session)
                         claim = state.withLock {
                             $0.machine.claim(flight, found: found, owner: owner, now: clock.now, uptime: clock.uptime)
@@ -117,6 +101,24 @@ extension ManagedSessionProvider {
         }
     }
 
+    /// Writes the flight's session back over unreadable bytes the claim found (inside the
+    /// store's exclusive access): this process still has the session, so the gap is no sign-out.
+    /// Under the write lock, and only if no sign-out or sign-in committed since: a signed-out
+    /// session is never written back.
+    ///
+    /// - Returns: `false` if the flight is no longer current (nothing written).
+    func writeBack(_ flight: RefreshFlight) throws(SessionStoreError) -> Bool {
+        try writeLock.withLock { _ -> Result<Bool, SessionStoreError> in
+            guard isCurrent(flight) else { return .success(false) }
+            do throws(SessionStoreError) {
+                try store.save(flight.session)
+            } catch {
+                return .failure(error)
+            }
+            return .success(true)
+        }.get()
+    }
+
     /// What the store holds, and its lease, for a refresh's claim (inside exclusive access).
     func snapshot() throws(SessionStoreError) -> StoreSnapshot {
         let stored = try loadForCompare()
@@ -137,14 +139,8 @@ extension ManagedSessionProvider {
             return state.lastLeaseWaiterID
         }
         guard let registered else { return }
-        let clock = clock
         let look = min(deadline, clock.now.addingTimeInterval(store.changeNotifier == nil ? 0.25 : 2))
-        let timer = Task.detached {
-            try? await clock.sleep(until: look)
-            wake.signal()
-        }
-        wake.wait()
-        timer.cancel()
+        RefreshThread.sleep(until: look, clock: clock, orUntilSignalled: wake)
         state.withLock { _ = $0.leaseWaiters.removeValue(forKey: registered) }
     }
 
@@ -262,51 +258,31 @@ extension ManagedSessionProvider {
         window: RefreshSendingWindow,
         counters: RefreshCounters
     ) -> Result<IssuedTokens, RemoteAuthError> {
-        let answer = ConcurrencySafeContainer<Result<IssuedTokens, RemoteAuthError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
         let remote = remote
         let policy = retryPolicy
         let clock = clock
         let scope = configuration.refreshScope
-        let exchange = Task.detached {
-            let result = await RefreshSendingWindow.$current.withValue(window) {
-                () async -> Result<IssuedTokens, RemoteAuthError> in
-                do throws(RemoteAuthError) {
-                    return .success(
-                        try await policy.run(clock: clock, isIdempotent: false) { _ throws(RemoteAuthError) in
-                            guard window.isOpen else { throw RemoteAuthError(.timedOut) }
-                            counters.attempted()
-                            return try await remote.refresh(refreshToken, scope: scope)
-                        }
-                    )
-                } catch {
-                    return .failure(error.presenting(grantType: "refresh_token"))
+        return RefreshThread.awaitAnswer(
+            of: {
+                await RefreshSendingWindow.$current.withValue(window) {
+                    () async -> Result<IssuedTokens, RemoteAuthError> in
+                    do throws(RemoteAuthError) {
+                        return .success(
+                            try await policy.run(clock: clock, isIdempotent: false) { _ throws(RemoteAuthError) in
+                                guard window.isOpen else { throw RemoteAuthError(.timedOut) }
+                                counters.attempted()
+                                return try await remote.refresh(refreshToken, scope: scope)
+                            }
+                        )
+                    } catch {
+                        return .failure(error.presenting(grantType: "refresh_token"))
+                    }
                 }
-            }
-            let isFirst = answer.withLock { answer in
-                defer { if answer == nil { answer = result } }
-                return answer == nil
-            }
-            if isFirst { done.signal() }
-        }
-        let watchdog = Task.detached {
-            do {
-                try await clock.sleep(until: cutoff)
-            } catch {
-                return
-            }
-            let isFirst = answer.withLock { answer in
-                defer { if answer == nil { answer = .failure(RemoteAuthError(.timedOut)) } }
-                return answer == nil
-            }
-            if isFirst {
-                exchange.cancel()
-                done.signal()
-            }
-        }
-        done.wait()
-        watchdog.cancel()
-        return answer.withLock { $0 } ?? .failure(RemoteAuthError(.cancelled))
+            },
+            until: cutoff,
+            clock: clock,
+            timedOut: .failure(RemoteAuthError(.timedOut))
+        )
     }
 
     /// Commits `stored`, the rotation (or same-person sign-in) another process made, if the flight
@@ -439,7 +415,7 @@ extension ManagedSessionProvider {
     /// else's session, or none). On a thread of its own: it takes the store's exclusive access.
     func rewrite(generation: UInt64) {
         beginOperation()
-        let thread = Thread { [self] in
+        RefreshThread.start(named: "AuthSessionKit.rewrite") { [self] in
             var effects: [ManagerEffect] = []
             withBackgroundTask("AuthSessionKit.rewrite") { time in
                 guard !time.hasExpired else {
@@ -462,7 +438,5 @@ extension ManagedSessionProvider {
             drainOutbox()
             endOperation()
         }
-        thread.name = "AuthSessionKit.rewrite"
-        thread.start()
     }
 }

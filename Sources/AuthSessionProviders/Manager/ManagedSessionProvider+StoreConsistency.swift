@@ -25,7 +25,7 @@ extension ManagedSessionProvider {
     /// undone.
     func writeBack(generation: UInt64) {
         beginOperation()
-        let thread = Thread { [self] in
+        RefreshThread.start(named: "AuthSessionKit.writeBack") { [self] in
             withBackgroundTask("AuthSessionKit.writeBack") { time in
                 guard !time.hasExpired else { return }
                 _ = try? store.withExclusiveAccess {
@@ -50,8 +50,6 @@ extension ManagedSessionProvider {
             drainOutbox()
             endOperation()
         }
-        thread.name = "AuthSessionKit.writeBack"
-        thread.start()
     }
 
     func compareAndRewrite(generation: UInt64) -> [ManagerEffect] {
