@@ -28,7 +28,8 @@ extension OAuth2Service {
     /// looks at the client (django-oauth-toolkit does) shows its refusal only in the browser.
     ///
     /// - Parameter request: The request, from ``authorizationRequest(redirectURI:scope:additionalParameters:)``.
-    /// - Throws: ``BrowserSignInError`` when the server refused the request.
+    /// - Throws: ``BrowserSignInError`` when the server refused the request;
+    ///   ``BrowserSignInError/cancelled`` when the calling task was cancelled.
     public func checkAuthorizationRequest(_ request: AuthorizationRequest) async throws(BrowserSignInError) {
         var check = URLRequest(
             url: request.url,
@@ -41,9 +42,11 @@ extension OAuth2Service {
         do throws(RemoteAuthError) {
             response = try await send(check)
         } catch {
+            if Task.isCancelled || error.reason == .cancelled { throw .cancelled }
             // No answer here says nothing of the browser's (another network, a proxy).
             return
         }
+        if Task.isCancelled { throw .cancelled }
         if (300..<400).contains(response.statusCode), let location = response.header("Location"),
             let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
             request.isRedirectURI(target)

@@ -62,6 +62,8 @@ extension OAuth2Service {
         if checksRequestFirst {
             try await checkAuthorizationRequest(request)
         }
+        // Cancelled before the browser opened: it does not open.
+        if Task.isCancelled { throw .cancelled }
         // The wait runs while `openBrowser` does: a closure that returns only once the browser
         // is done (or a test that drives a scripted browser to the listener) is served.
         let waiting = Task { () -> Result<URL, BrowserSignInError> in

@@ -172,11 +172,16 @@ public struct OAuth2Service: RemoteAuthService {
 
     // MARK: RemoteAuthService
 
-    /// The configured client identifier and issuer (``OAuth2Configuration/issuer``, `nil` when
-    /// none is configured): recorded in each session signed in here, and checked against a stored
-    /// session's before a manager uses it (`SessionStoreError.issuedToAnotherClient`).
+    /// The configured client identifier, issuer (``OAuth2Configuration/issuer``, `nil` when none
+    /// is configured) and the token endpoint's origin: recorded in each session signed in here,
+    /// and checked against a stored session's before a manager uses it or revokes its tokens
+    /// (`SessionStoreError.issuedToAnotherClient`).
     public var sessionOrigin: SessionOrigin? {
-        SessionOrigin(issuer: configuration.issuer, clientID: configuration.client.id)
+        SessionOrigin(
+            issuer: configuration.issuer,
+            clientID: configuration.client.id,
+            server: SessionOrigin.serverOrigin(of: configuration.endpoints.token)
+        )
     }
 
     /// Exchanges `grant` at the token endpoint.

@@ -117,7 +117,14 @@ import Testing
             transport: DiscoveredPublicClientTests.server(),
             clock: ManualClock()
         )
-        #expect(service.sessionOrigin == SessionOrigin(issuer: "https://auth.example.com/o", clientID: "app"))
+        #expect(
+            service.sessionOrigin
+                == SessionOrigin(
+                    issuer: "https://auth.example.com/o",
+                    clientID: "app",
+                    server: "https://auth.example.com"
+                )
+        )
     }
 
     @Test func aSessionOfAnotherClientIsNeitherRefreshedNorDeleted() async throws {

@@ -303,6 +303,11 @@ final class SessionChangeHub: Sendable {
         for caller in handled { caller.resume(returning: true) }
     }
 
+    /// Whether every subscriber took every change published so far and waits for its next one.
+    var isHandled: Bool {
+        state.withLock { $0.isHandled }
+    }
+
     /// Waits until every subscriber took every change published so far and waits for its next
     /// one (its loop's body for them has run), or until `timeout` seconds passed.
     ///
@@ -529,7 +534,8 @@ extension ManagedSessionProvider {
     ///   buffer of its own, without a bound (changes are rare: a sign-in, a refresh an hour).
     /// - Nothing is delivered under a lock: the loop's body runs in its own task and may call
     ///   the manager (``signIn(with:)``, ``refresh()``, ``signout(with:)``).
-    /// - The iteration ends when its task is cancelled or the manager is released.
+    /// - The iteration ends when its task is cancelled (at once while it waits for a change; a
+    ///   body that runs ends it by asking for the next) or the manager is released.
     public var sessionChanges: ManagedSessionChanges {
         ManagedSessionChanges(hub: instrumentation.changes)
     }
@@ -546,16 +552,45 @@ extension ManagedSessionProvider {
     /// ```
     ///
     /// An iteration that suspends inside its body (awaiting something else) counts as busy until
-    /// it asks for its next change; one that stops asking without ending holds the wait until
-    /// `timeout`. A loop whose task has not made its iterator yet is not waited for: start the
+    /// it asks for its next change, even if its task was cancelled meanwhile; one that stops
+    /// asking without ending holds the wait until `timeout`. A body that starts work on the
+    /// manager (a refresh it does not await) is waited for too: the call returns once the manager
+    /// is idle and every iteration handled its changes, both at once. The whole wait, the
+    /// manager's idleness included, lasts at most `timeout`. A loop whose task has not made its iterator yet is not waited for: start the
     /// loop (and let it take its first element) before the change you test.
     ///
-    /// - Parameter timeout: The longest wait for the iterations, in seconds of wall time (not the
-    ///   manager's clock); 10 by default.
-    /// - Returns: `false` if an iteration was still busy when the time ran out.
+    /// - Parameter timeout: The longest wait, in seconds of wall time (not the manager's clock);
+    ///   10 by default.
+    /// - Returns: `false` if the manager or an iteration was still busy when the time ran out.
     @discardableResult
     public func waitUntilSessionChangesHandled(timeout: TimeInterval = 10) async -> Bool {
-        await waitUntilIdle()
-        return await instrumentation.changes.waitUntilHandled(timeout: timeout)
+        let deadline = ProcessInfo.processInfo.systemUptime + max(0, timeout)
+        func remaining() -> TimeInterval { max(0, deadline - ProcessInfo.processInfo.systemUptime) }
+        // A loop's body may start work on the manager (a refresh it does not await) before it
+        // asks for its next change: idle and handled must hold together, so both are waited for
+        // again until they do.
+        while true {
+            guard await waitUntilIdle(timeout: remaining()) else { return false }
+            guard await instrumentation.changes.waitUntilHandled(timeout: remaining()) else { return false }
+            let now = clock.now
+            if state.withLock({ $0.isIdle(now: now) }), instrumentation.changes.isHandled { return true }
+            if remaining() <= 0 { return false }
+        }
+    }
+
+    /// ``waitUntilIdle()``, for at most `timeout` seconds of wall time: `false` if the manager was
+    /// still busy then (the wait itself goes on in the background, and ends when it is idle).
+    func waitUntilIdle(timeout: TimeInterval) async -> Bool {
+        let outcome = ConcurrencySafeContainer<CheckedContinuation<Bool, Never>?>(nil)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            outcome.withLock { $0 = continuation }
+            Task { [weak self] in
+                await self?.waitUntilIdle()
+                outcome.withLock { $0.take() }?.resume(returning: true)
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + max(0, timeout)) {
+                outcome.withLock { $0.take() }?.resume(returning: false)
+            }
+        }
     }
 }

@@ -37,6 +37,17 @@ extension ManagedSessionProvider {
         return stored
     }
 
+    /// The stored session if this manager's backend may use it, `nil` for none or for another
+    /// origin's: what a removal or an adoption reads, so neither ever touches a session issued
+    /// to another client.
+    func loadOurs() throws(SessionStoreError) -> ManagedSession? {
+        do throws(SessionStoreError) {
+            return try usable(store.load())
+        } catch .issuedToAnotherClient {
+            return nil
+        }
+    }
+
     /// Whether something issued to `recorded` may be sent with a backend configured for
     /// `configured`: compatible origins, or either unknown.
     static func isOurs(_ recorded: SessionOrigin?, configured: SessionOrigin?) -> Bool {

@@ -242,7 +242,7 @@ extension ManagedSessionProvider {
             if (try? store.loadLease()) == lease {
                 try? store.saveLease(nil)
             }
-            return reading ? (try? store.load()) ?? nil : nil
+            return reading ? (try? loadOurs()) ?? nil : nil
         } ?? nil
     }
 

@@ -5,7 +5,11 @@ import Foundation
 // Revocation at the server, and the revocations kept until the server hears them.
 extension ManagedSessionProvider {
 
-    func revokeInBackground(_ token: String, kind: TokenKind) {
+    /// Revokes `token` at the server in the background; a refresh token the server did not hear
+    /// is kept as a ``PendingRevocation`` recording `origin` (the session's it came from; the
+    /// backend's when `nil`), so it is only ever sent to where it was issued.
+    func revokeInBackground(_ token: String, kind: TokenKind, origin: SessionOrigin? = nil) {
+        let origin = origin ?? remote.sessionOrigin
         beginOperation()
         let remote = remote
         Task { [self] in
@@ -21,7 +25,7 @@ extension ManagedSessionProvider {
                         kind: kind,
                         recordedAt: now,
                         notAfter: now + configuration.pendingRevocationLifetime,
-                        origin: remote.sessionOrigin
+                        origin: origin
                     )
                     await onOwnThread { [self] in keepPendingRevocation(record) }
                 }

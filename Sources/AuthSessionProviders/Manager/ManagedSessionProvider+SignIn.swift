@@ -141,7 +141,8 @@ extension ManagedSessionProvider {
                 // The session this sign-in replaced is abandoned: its tokens are revoked.
                 revokeInBackground(
                     replaced.refreshToken ?? replaced.accessToken,
-                    kind: replaced.refreshToken == nil ? .accessToken : .refreshToken
+                    kind: replaced.refreshToken == nil ? .accessToken : .refreshToken,
+                    origin: replaced.origin
                 )
             }
             return signedIn

@@ -63,13 +63,13 @@ extension ManagedSessionProvider {
         }
         if revokes, let ended = outcome.ended {
             if let refreshToken = ended.refreshToken {
-                revokeInBackground(refreshToken, kind: .refreshToken)
+                revokeInBackground(refreshToken, kind: .refreshToken, origin: ended.origin)
             } else {
-                revokeInBackground(ended.accessToken, kind: .accessToken)
+                revokeInBackground(ended.accessToken, kind: .accessToken, origin: ended.origin)
             }
             // The store held a rotation this process had not adopted yet: its tokens go too.
             if let removed = outcome.removed, let token = removed.refreshToken, token != ended.refreshToken {
-                revokeInBackground(token, kind: .refreshToken)
+                revokeInBackground(token, kind: .refreshToken, origin: removed.origin)
             }
         }
         return outcome.removeError
@@ -131,7 +131,7 @@ extension ManagedSessionProvider {
         var removed: ManagedSession?
         if removesNow {
             do throws(SessionStoreError) {
-                if let pending, let stored = try store.load(), pending.matches(stored) {
+                if let pending, let stored = try loadOurs(), pending.matches(stored) {
                     try store.remove()
                     removed = stored
                 }
@@ -189,7 +189,7 @@ extension ManagedSessionProvider {
                 state.withLock { $0.isRemovalWorkerRunning = false }
                 drainOutbox()
                 if let ended, let token = removed?.refreshToken, token != ended {
-                    revokeInBackground(token, kind: .refreshToken)
+                    revokeInBackground(token, kind: .refreshToken, origin: removed?.origin)
                 }
             }
             endOperation()

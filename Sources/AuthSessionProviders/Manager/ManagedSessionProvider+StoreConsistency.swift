@@ -106,7 +106,7 @@ extension ManagedSessionProvider {
         guard let pending = state.withLock({ $0.machine.session == nil ? $0.pendingRemoval : nil }) else { return nil }
         do throws(SessionStoreError) {
             var removed: ManagedSession?
-            if let stored = try store.load(), pending.matches(stored) {
+            if let stored = try loadOurs(), pending.matches(stored) {
                 try store.remove()
                 removed = stored
             }

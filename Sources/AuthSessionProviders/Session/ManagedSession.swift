@@ -218,53 +218,78 @@ public struct ManagedSession: AuthSessionProtocol, Hashable, CustomStringConvert
     }
 }
 
-/// Where a session's tokens were issued: the client identifier they were issued to and, when the
-/// backend knows it, the authorization server's issuer identifier.
+/// Where a session's tokens were issued: the client identifier they were issued to, the
+/// authorization server's issuer identifier when the backend knows it, and the server's origin
+/// (scheme, host and port of its token endpoint) when it knows that.
 ///
-/// Tokens are bound to both: a refresh token presented by another client is refused
-/// (`invalid_grant`), and one sent to another server is handed to a party that never issued it.
-/// So a manager checks the origin a stored session records against its backend's
-/// ``RemoteAuthService/sessionOrigin`` (``isCompatible(with:)``) before it uses the session.
+/// Tokens are bound to both client and server: a refresh token presented by another client is
+/// refused (`invalid_grant`), and one sent to another server is handed to a party that never
+/// issued it. So a manager checks the origin a stored session records against its backend's
+/// ``RemoteAuthService/sessionOrigin`` (``isCompatible(with:)``) before it uses the session or
+/// revokes its tokens.
 ///
 /// All operations are thread-safe.
 public struct SessionOrigin: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// The issuer identifier (OpenID Connect `iss`), or `nil` when the backend's configuration
-    /// names none (then only the client is compared).
+    /// names none.
     public var issuer: String?
 
     /// The client identifier (`client_id`).
     public var clientID: String
+
+    /// The server's origin, `scheme://host[:port]` of its token endpoint, or `nil` if unknown:
+    /// what tells two servers apart when one side names no issuer.
+    public var server: String?
 
     /// Creates an origin.
     ///
     /// - Parameters:
     ///   - issuer: The issuer identifier, if known.
     ///   - clientID: The client identifier.
-    public init(issuer: String?, clientID: String) {
+    ///   - server: The server's origin (`scheme://host[:port]`), if known.
+    public init(issuer: String?, clientID: String, server: String? = nil) {
         self.issuer = issuer
         self.clientID = clientID
+        self.server = server
+    }
+
+    /// The origin of `url` as ``server`` records it: `scheme://host[:port]`, lowercased, the
+    /// default port left out; `nil` without a scheme or host.
+    ///
+    /// - Parameter url: An endpoint of the server.
+    /// - Returns: Its origin.
+    public static func serverOrigin(of url: URL) -> String? {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            let scheme = components.scheme?.lowercased(), let host = components.host?.lowercased(), !host.isEmpty
+        else { return nil }
+        let isDefault =
+            components.port == nil || (scheme == "https" && components.port == 443)
+            || (scheme == "http" && components.port == 80)
+        return isDefault ? "\(scheme)://\(host)" : "\(scheme)://\(host):\(components.port!)"
     }
 
     /// Whether tokens issued to this origin may be used by a backend configured for `other`: the
-    /// same client, and the same issuer when both name one.
+    /// same client; the same issuer when both name one, else the same server when both name one.
     ///
     /// - Parameter other: The other origin.
     /// - Returns: `true` if they may.
     public func isCompatible(with other: SessionOrigin) -> Bool {
         guard clientID == other.clientID else { return false }
-        guard let issuer, let otherIssuer = other.issuer else { return true }
-        return issuer == otherIssuer
+        if let issuer, let otherIssuer = other.issuer { return issuer == otherIssuer }
+        if let server, let otherServer = other.server { return server == otherServer }
+        return true
     }
 
-    /// `client "<id>" at <issuer>` (neither is a secret), or `client "<id>"`.
+    /// `client "<id>" at <issuer or server>` (none is a secret), or `client "<id>"`.
     public var description: String {
         let client = "client \"\(SecretRedactor.redactRegistered(clientID))\""
-        return issuer.map { "\(client) at \(SecretRedactor.redactRegistered($0))" } ?? client
+        return (issuer ?? server).map { "\(client) at \(SecretRedactor.redactRegistered($0))" } ?? client
     }
 
     private enum CodingKeys: String, CodingKey {
         case issuer
         case clientID = "client_id"
+        case server
     }
 }

@@ -146,20 +146,24 @@ final class FileCoordination: Sendable {
         }
     }
 
-    /// The coordinations whose exclusive access the current thread holds (bound for the length
-    /// of each access; a thread-local value on a thread that runs no task).
-    @TaskLocal private static var held: [ObjectIdentifier] = []
+    /// The thread inside the exclusive access, while one is (the access is not recursive, and
+    /// `body` is synchronous, so it stays on that thread). A thread, not a task-local value: a
+    /// task started inside `body` would inherit that, and outlive the access.
+    private let holder = ConcurrencySafeContainer<ObjectIdentifier?>(nil)
 
     /// Runs `body` marked as inside this coordination's exclusive access.
     private func holding<Result>(_ body: () throws -> Result) rethrows -> Result {
-        try Self.$held.withValue(Self.held + [ObjectIdentifier(self)], operation: body)
+        holder.withLock { $0 = ObjectIdentifier(Thread.current) }
+        defer { holder.withLock { $0 = nil } }
+        return try body()
     }
 
     /// Runs `body` inside the exclusive access: at once if the calling thread holds it already,
     /// else if it can be had without waiting; `nil` (body not run) if another thread or process
     /// holds it. Never blocks, so a caller holding locks of its own cannot deadlock here.
     func withExclusiveAccessIfHeldOrAvailable<Result>(_ body: () throws -> Result) throws -> Result? {
-        if Self.held.contains(ObjectIdentifier(self)) { return try body() }
+        let thread = ObjectIdentifier(Thread.current)
+        if holder.withLock({ $0 == thread }) { return try body() }
         return try withExclusiveAccessIfAvailable(body)
     }
 

@@ -71,6 +71,11 @@ import Musl
 /// All operations are thread-safe.
 public final class FileSessionStore: SessionStore {
 
+    /// How many times a load looks for a missing session file while another holds the exclusive
+    /// access (100 µs apart) before it reads "no session": a set-aside and its write-back take
+    /// microseconds.
+    static let missingFileLooks = 200
+
     /// The largest file read as a session.
     public static let maximumFileSize = 1 << 20
 
@@ -217,17 +222,30 @@ public final class FileSessionStore: SessionStore {
     public func load() throws(SessionStoreError) -> ManagedSession? {
         guard let folder = try FileSystem.status(of: directoryPath) else { return nil }
         try FileSystem.checkPrivate(folder, at: directoryPath, isDirectory: true)
-        let descriptor: Int32
-        do {
-            descriptor = try FileSystem.openFile(path, O_RDONLY | O_NONBLOCK)
-        } catch .io(_, _, let code) where code == ENOENT {
-            // No file: nobody is signed in, unless it was set aside as unreadable since the last
-            // save (a process sharing the store read it first), which is no sign-out.
-            if let setAside = setAsideRecord() {
-                throw .corrupt(reason: "the session file was unreadable and set aside", setAsideAt: setAside)
+        var opened: Int32?
+        for look in 0..<Self.missingFileLooks {
+            do {
+                opened = try FileSystem.openFile(path, O_RDONLY | O_NONBLOCK)
+                break
+            } catch .io(_, _, let code) where code == ENOENT {
+                // No file: nobody is signed in, unless it was set aside as unreadable since the
+                // last save (a process sharing the store read it first), which is no sign-out.
+                if let setAside = setAsideRecord() {
+                    throw .corrupt(reason: "the session file was unreadable and set aside", setAsideAt: setAside)
+                }
+                // No record either. A write-back may have landed between the two looks (its save
+                // removes the record after its file is in place), so this is certain only inside
+                // the exclusive access, where no set-aside or save is half done. Taken if it is
+                // free (never waited for: a caller may hold locks of its own); while another
+                // holds it, looked at again shortly.
+                let settled = try? coordination.withExclusiveAccessIfHeldOrAvailable { () -> Bool in
+                    (try? FileSystem.status(of: path)) == nil && setAsideRecord() == nil
+                }
+                if settled == true || look == Self.missingFileLooks - 1 { return nil }
+                if settled == nil { usleep(100) }
             }
-            return nil
         }
+        guard let descriptor = opened else { return nil }
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw .io(operation: "fstat", path: path, code: errno) }

@@ -100,13 +100,15 @@ struct SessionFormatScanner {
     private mutating func origin() -> SessionOrigin? {
         var issuer: String?
         var clientID: String?
+        var server: String?
         let isObject = members { scanner, key in
             if Self.matches(key, "issuer") { return assign(&issuer, scanner.string()) }
             if Self.matches(key, "client_id") { return assign(&clientID, scanner.string()) }
+            if Self.matches(key, "server") { return assign(&server, scanner.string()) }
             return false
         }
         guard isObject, let clientID else { return nil }
-        return SessionOrigin(issuer: issuer, clientID: clientID)
+        return SessionOrigin(issuer: issuer, clientID: clientID, server: server)
     }
 
     private mutating func user() -> ManagedUser? {
