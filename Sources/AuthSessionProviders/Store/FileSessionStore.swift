@@ -72,9 +72,11 @@ import Musl
 public final class FileSessionStore: SessionStore {
 
     /// How many times a load looks for a missing session file while another holds the exclusive
-    /// access (100 µs apart) before it reads "no session": a set-aside and its write-back take
-    /// microseconds.
-    static let missingFileLooks = 200
+    /// access (50 µs apart, about a millisecond in all) before it reads "no session": a set-aside
+    /// and its write-back take microseconds, and a holder stopped between them leaves the
+    /// set-aside record, read at the first look. Kept short: a launch reads the store on the
+    /// thread that creates the handle, often the main thread.
+    static let missingFileLooks = 20
 
     /// The largest file read as a session.
     public static let maximumFileSize = 1 << 20
@@ -237,12 +239,12 @@ public final class FileSessionStore: SessionStore {
                 // removes the record after its file is in place), so this is certain only inside
                 // the exclusive access, where no set-aside or save is half done. Taken if it is
                 // free (never waited for: a caller may hold locks of its own); while another
-                // holds it, looked at again shortly.
+                // holds it, looked at again shortly (``missingFileLooks``).
                 let settled = try? coordination.withExclusiveAccessIfHeldOrAvailable { () -> Bool in
                     (try? FileSystem.status(of: path)) == nil && setAsideRecord() == nil
                 }
                 if settled == true || look == Self.missingFileLooks - 1 { return nil }
-                if settled == nil { usleep(100) }
+                if settled == nil { usleep(50) }
             }
         }
         guard let descriptor = opened else { return nil }
