@@ -182,11 +182,11 @@ struct InputQueue {
 }
 
 /// A thread's identity, comparable while the thread runs.
-struct ThreadID: Equatable {
+package struct ThreadID: Equatable, Sendable {
     private let value: UInt
 
     /// The calling thread.
-    static var current: ThreadID {
+    package static var current: ThreadID {
         // `pthread_t` is an integer on Glibc and a pointer on Apple platforms and Musl: its bytes,
         // the size of a `UInt` on every platform Swift runs on, are the identity.
         ThreadID(value: withUnsafeBytes(of: pthread_self()) { $0.load(as: UInt.self) })

@@ -149,11 +149,11 @@ final class FileCoordination: Sendable {
     /// The thread inside the exclusive access, while one is (the access is not recursive, and
     /// `body` is synchronous, so it stays on that thread). A thread, not a task-local value: a
     /// task started inside `body` would inherit that, and outlive the access.
-    private let holder = ConcurrencySafeContainer<ObjectIdentifier?>(nil)
+    private let holder = ConcurrencySafeContainer<ThreadID?>(nil)
 
     /// Runs `body` marked as inside this coordination's exclusive access.
     private func holding<Result>(_ body: () throws -> Result) rethrows -> Result {
-        holder.withLock { $0 = ObjectIdentifier(Thread.current) }
+        holder.withLock { $0 = ThreadID.current }
         defer { holder.withLock { $0 = nil } }
         return try body()
     }
@@ -162,7 +162,7 @@ final class FileCoordination: Sendable {
     /// else if it can be had without waiting; `nil` (body not run) if another thread or process
     /// holds it. Never blocks, so a caller holding locks of its own cannot deadlock here.
     func withExclusiveAccessIfHeldOrAvailable<Result>(_ body: () throws -> Result) throws -> Result? {
-        let thread = ObjectIdentifier(Thread.current)
+        let thread = ThreadID.current
         if holder.withLock({ $0 == thread }) { return try body() }
         return try withExclusiveAccessIfAvailable(body)
     }
