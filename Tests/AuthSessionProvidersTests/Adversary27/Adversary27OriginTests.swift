@@ -115,7 +115,7 @@ struct Adversary27OriginTests {
         #expect(first.session?.refreshToken == stored.refreshToken)
         try first.signout(with: nil)
         await first.waitUntilIdle()
-        try await waitUntil { !store.pendingRevocations.isEmpty }
+        try await waitUntil(timeout: 60) { !store.pendingRevocations.isEmpty }
         _ = handle
 
         // A manager configured for another issuer (a staging build sharing the store).
@@ -189,7 +189,8 @@ struct Adversary27OriginTests {
     }
 
     @Test(
-        "hostile issued_to values: the scanner path and JSONDecoder agree, and a version 2 file without a usable origin is never mistaken for another origin"
+        "hostile issued_to values: the scanner path and JSONDecoder agree, and a version 2 file without a usable origin is never mistaken for another origin",
+        .disabled(if: isThreadSanitized, "pure computation, no thread to watch: plain swift test runs it")
     )
     func hostileIssuedTo() {
         let huge = String(repeating: "x", count: 200_000)
