@@ -13,16 +13,24 @@ let package = Package(
         .library(name: "AuthSessionInterface", targets: ["AuthSessionInterface"]),
         .library(name: "AuthSession", targets: ["AuthSession"]),
         .library(name: "AuthSessionMocks", targets: ["AuthSessionMocks"]),
+        .library(name: "AuthSessionJOSE", targets: ["AuthSessionJOSE"]),
         .library(name: "AuthSessionProviders", targets: ["AuthSessionProviders"]),
         .library(name: "AuthSessionOAuth2", targets: ["AuthSessionOAuth2"]),
         .executable(name: "auth-session-demo", targets: ["AuthSessionDemo"]),
         .executable(name: "auth-session-bench", targets: ["AuthSessionBenchmarks"]),
     ],
     targets: [
+        // MARK: Redaction (below every module: the registry of secrets every description is cleaned with)
+
+        .target(
+            name: "AuthSessionRedaction"
+        ),
+
         // MARK: Contract
 
         .target(
-            name: "AuthSessionInterface"
+            name: "AuthSessionInterface",
+            dependencies: ["AuthSessionRedaction"]
         ),
         .testTarget(
             name: "AuthSessionInterfaceTests",
@@ -40,11 +48,23 @@ let package = Package(
             dependencies: ["AuthSession", "AuthSessionInterface", "AuthSessionMocks"]
         ),
 
+        // MARK: JOSE (JSON, SHA-256, RSA and P-256 verification, JWS, JWK, JWK sets)
+
+        .target(
+            name: "AuthSessionJOSE",
+            dependencies: ["AuthSessionRedaction"]
+        ),
+        .testTarget(
+            name: "AuthSessionJOSETests",
+            dependencies: ["AuthSessionJOSE", "AuthSessionRedaction", "AuthSessionMocks"],
+            resources: [.copy("Fixtures")]
+        ),
+
         // MARK: Session manager
 
         .target(
             name: "AuthSessionProviders",
-            dependencies: ["AuthSession", "AuthSessionInterface"]
+            dependencies: ["AuthSession", "AuthSessionInterface", "AuthSessionJOSE"]
         ),
         .testTarget(
             name: "AuthSessionProvidersTests",

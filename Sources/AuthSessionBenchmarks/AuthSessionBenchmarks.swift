@@ -49,6 +49,7 @@ enum AuthSessionBenchmarks {
             ("store durable save+load", { StoreBenchmarks.saveLoad(durable: true) }),
             ("store exclusive access", StoreBenchmarks.exclusiveAccess),
             ("valid-token read", ManagerBenchmarks.validTokenRead),
+            ("reading an ID token", { SignatureBenchmarks.reading() }),
             ("RS256 verification", { SignatureBenchmarks.verification(JWTSigner(.rs256(.testKeyA), keyID: "bench")) }),
             ("ES256 verification", { SignatureBenchmarks.verification(.randomES256()) }),
         ]

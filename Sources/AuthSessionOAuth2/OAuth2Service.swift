@@ -567,7 +567,7 @@ func withSecretsRegistered<Value>(
         }
     }
     do {
-        return try await RemoteAuthError.$requestSecrets.withValue(secrets) { try await body() }
+        return try await SecretRedactor.$requestSecrets.withValue(secrets) { try await body() }
     } catch let error as RemoteAuthError {
         throw error
     } catch {

@@ -47,13 +47,25 @@ public struct IDTokenClaims: Sendable, Hashable, CustomStringConvertible, Custom
     public var profile: [String: String]
 
     /// The largest ID token parsed, in bytes.
-    public static let maximumLength = 64 * 1024
+    public static let maximumLength = JSONWebSignature.maximumLength
 
-    /// The registered claims, which are not profile claims.
-    private static let registered: Set<String> = [
-        "iss", "sub", "aud", "azp", "exp", "iat", "nbf", "nonce", "name", "email", "jti", "at_hash", "c_hash",
-        "auth_time", "acr", "amr", "sid",
-    ]
+    /// The registered claims, which are not profile claims, in the slots of ``knownClaims``.
+    private enum KnownClaim: Int, CaseIterable {
+        case iss, sub, aud, azp, exp, iat, nbf, nonce, name, email, jti, atHash, cHash, authTime, acr, amr, sid
+
+        /// The claim's name as a token spells it.
+        var name: String {
+            switch self {
+            case .atHash: "at_hash"
+            case .cHash: "c_hash"
+            case .authTime: "auth_time"
+            default: "\(self)"
+            }
+        }
+    }
+
+    /// The registered claims, read into slots rather than hashed: one pass over the payload.
+    private static let knownClaims = JOSEKnownNames(KnownClaim.allCases.map(\.name))
 
     /// Reads the claims of a compact-serialized JWT (`header.payload.signature`).
     ///
@@ -67,39 +79,79 @@ public struct IDTokenClaims: Sendable, Hashable, CustomStringConvertible, Custom
         guard token.utf8.count <= Self.maximumLength else {
             throw .malformed("longer than \(Self.maximumLength) bytes")
         }
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { throw .malformed("not three dot-separated parts") }
-        guard let headerData = Base64URL.decode(parts[0]), let payloadData = Base64URL.decode(parts[1]) else {
-            throw .malformed("a part is not base64url")
+        let parts: CompactSerialization
+        do throws(CompactSerialization.Failure) {
+            parts = try CompactSerialization(token, decodesSignature: false)
+        } catch {
+            switch error {
+            case .notThreeParts: throw .malformed("not three dot-separated parts")
+            case .notBase64URL: throw .malformed("a part is not base64url")
+            }
         }
-        guard JSONValue.isUTF8Text(headerData), JSONValue.isUTF8Text(payloadData) else {
+        // One strict pass over each part (RFC 7515 §5.2: a member named twice is refused, never
+        // read one way here and another elsewhere; the name is not quoted: a server may echo
+        // anything into it). Encoding faults are reported first, as either part has them.
+        let header: Result<[String: JSONValue], JOSEJSONError> = Result { () throws(JOSEJSONError) in
+            try JSONValue.readObject(parts.header)
+        }
+        let claims: Result<JOSEObject, JOSEJSONError> = Result { () throws(JOSEJSONError) in
+            try JSONValue.readObject(parts.payload, knowing: Self.knownClaims)
+        }
+        switch (header, claims) {
+        case (.success(let header), .success(let claims)):
+            guard let algorithm = header["alg"]?.stringValue, algorithm.lowercased() != "none" else {
+                throw .malformed("unsecured (alg none or missing)")
+            }
+            try self.init(claims: claims)
+        case (.failure(.notUTF8), _), (_, .failure(.notUTF8)):
             throw .malformed("header or payload is not UTF-8 JSON")
-        }
-        guard let header = try? JSONValue.decode(headerData).objectValue,
-            let payload = try? JSONValue.decode(payloadData).objectValue
-        else {
+        case (.failure(.invalid), _), (_, .failure(.invalid)):
             throw .malformed("header or payload is not a JSON object")
+        case (.failure(.duplicateMember), _):
+            throw .malformed("header names a member twice")
+        case (_, .failure(.duplicateMember)):
+            throw .malformed("claims name a member twice")
         }
-        // RFC 7515 §5.2: a member named twice is refused, never read one way here and another
-        // elsewhere. The name is not quoted: a server may echo anything into it.
-        guard !JSONValue.hasDuplicateMembers(headerData) else { throw .malformed("header names a member twice") }
-        guard !JSONValue.hasDuplicateMembers(payloadData) else { throw .malformed("claims name a member twice") }
-        guard let algorithm = header["alg"]?.stringValue, algorithm.lowercased() != "none" else {
-            throw .malformed("unsecured (alg none or missing)")
-        }
+    }
 
-        func string(_ name: String) throws(IDTokenValidationError) -> String {
-            guard let value = payload[name]?.stringValue, !value.isEmpty else { throw .missingClaim(name) }
+    /// Reads the claims of a token ``JSONWebSignature/init(compact:)`` has already split and
+    /// decoded: its payload is read once more, its header not at all (the split refused an
+    /// unsecured one). What a client that verifies the signature and then the claims calls.
+    ///
+    /// - Parameter token: The split token.
+    /// - Throws: ``IDTokenValidationError/malformed(_:)`` for a payload that is not a JSON object
+    ///   or names a member twice (at any depth); ``IDTokenValidationError/missingClaim(_:)`` as
+    ///   ``init(parsing:)`` does.
+    public init(_ token: JSONWebSignature) throws(IDTokenValidationError) {
+        let claims: JOSEObject
+        do throws(JOSEJSONError) {
+            claims = try JSONValue.readObject(token.payloadBytes, knowing: Self.knownClaims)
+        } catch {
+            switch error {
+            case .notUTF8: throw .malformed("header or payload is not UTF-8 JSON")
+            case .invalid: throw .malformed("header or payload is not a JSON object")
+            case .duplicateMember: throw .malformed("claims name a member twice")
+            }
+        }
+        try self.init(claims: claims)
+    }
+
+    private init(claims: JOSEObject) throws(IDTokenValidationError) {
+        func claim(_ known: KnownClaim) -> JSONValue? {
+            claims.known[known.rawValue]
+        }
+        func string(_ known: KnownClaim) throws(IDTokenValidationError) -> String {
+            guard let value = claim(known)?.stringValue, !value.isEmpty else { throw .missingClaim(known.name) }
             return value
         }
-        func date(_ name: String) throws(IDTokenValidationError) -> Date {
-            guard let seconds = payload[name]?.numberValue, seconds.isFinite else { throw .missingClaim(name) }
+        func date(_ known: KnownClaim) throws(IDTokenValidationError) -> Date {
+            guard let seconds = claim(known)?.numberValue, seconds.isFinite else { throw .missingClaim(known.name) }
             return Date(timeIntervalSince1970: seconds)
         }
 
-        issuer = try string("iss")
-        subject = try string("sub")
-        switch payload["aud"] {
+        issuer = try string(.iss)
+        subject = try string(.sub)
+        switch claim(.aud) {
         case .string(let audience)?:
             self.audience = [audience]
         case .array(let values)? where !values.isEmpty && values.allSatisfy({ $0.stringValue != nil }):
@@ -107,18 +159,18 @@ public struct IDTokenClaims: Sendable, Hashable, CustomStringConvertible, Custom
         default:
             throw .missingClaim("aud")
         }
-        authorizedParty = payload["azp"]?.stringValue
-        expiresAt = try date("exp")
-        issuedAt = try date("iat")
-        if payload["nbf"] != nil {
-            notBefore = try date("nbf")
+        authorizedParty = claim(.azp)?.stringValue
+        expiresAt = try date(.exp)
+        issuedAt = try date(.iat)
+        if claim(.nbf) != nil {
+            notBefore = try date(.nbf)
         } else {
             notBefore = nil
         }
-        nonce = payload["nonce"]?.stringValue
-        name = payload["name"]?.stringValue
-        email = payload["email"]?.stringValue
-        profile = payload.stringMembers(excluding: Self.registered)
+        nonce = claim(.nonce)?.stringValue
+        name = claim(.name)?.stringValue
+        email = claim(.email)?.stringValue
+        profile = claims.otherStrings
     }
 
     /// Checks the claims as OpenID Connect Core §3.1.3.7 asks, except the signature.
@@ -199,115 +251,6 @@ public struct IDTokenClaims: Sendable, Hashable, CustomStringConvertible, Custom
 
     private static func shortened(_ text: String) -> String {
         RemoteAuthError.sanitized(String(text.prefix(120)))
-    }
-}
-
-/// Why an ID token was rejected.
-///
-/// All operations are thread-safe.
-public enum IDTokenValidationError: Error, Sendable, Hashable, CustomStringConvertible {
-
-    /// Not a compact JWT with JSON header and payload, or unsecured; the value says which.
-    case malformed(String)
-
-    /// A required claim is missing or has the wrong type.
-    case missingClaim(String)
-
-    /// `iss` is not the configured issuer.
-    case issuerMismatch(expected: String, actual: String)
-
-    /// `aud` does not contain the client's identifier.
-    case audienceMismatch(expected: String, actual: [String])
-
-    /// `azp` is present and is not the client's identifier.
-    case authorizedPartyMismatch(expected: String, actual: String)
-
-    /// `exp` has passed (beyond the leeway).
-    case expired(at: Date)
-
-    /// `iat` is in the future (beyond the leeway).
-    case issuedInFuture(at: Date)
-
-    /// `nbf` is in the future (beyond the leeway).
-    case notYetValid(until: Date)
-
-    /// `nonce` is not the one the authorization request sent.
-    case nonceMismatch
-
-    /// `sub` is not the session's user: a refresh answered with another user's tokens (OpenID
-    /// Connect Core §12.2). The session is over; the tokens are not used.
-    case subjectMismatch(expected: String, actual: String)
-
-    /// The token claims an algorithm this package does not verify (only `RS256` and `ES256`;
-    /// never `none`, never an HMAC with a public key as its secret).
-    ///
-    /// The value is the header's `alg` as the token carried it (shortened), for code to compare;
-    /// ``description`` names it only when it is a registered JWS algorithm (RFC 7518), since a
-    /// server may echo anything into a header.
-    case unsupportedAlgorithm(String)
-
-    /// No key of the issuer's key set verifies the token, as the set stands: none has its `kid`
-    /// (or, without a `kid`, its algorithm), also after fetching it again; or the keys that do
-    /// fail it while the set may not be fetched again yet to confirm (the issuer may have rotated
-    /// a key a moment ago). Transient.
-    ///
-    /// The value is the header's `kid` as the token carried it (shortened), for code to compare;
-    /// ``description`` never shows it.
-    case unknownSigningKey(keyID: String?)
-
-    /// The key with the token's `kid` verifies another algorithm than the one the token claims:
-    /// the algorithm is the key's, never the token's alone.
-    ///
-    /// The values are as the token and the key set carried them (shortened); ``description``
-    /// shows no `kid`, and an algorithm only when it is a registered JWS algorithm.
-    case keyAlgorithmMismatch(keyID: String, keyAlgorithm: String, tokenAlgorithm: String)
-
-    /// The signature is not the issuer's: the token was changed, or signed by another key.
-    case invalidSignature
-
-    /// What failed, with the claim values that are not secret (cleaned as a server's text is:
-    /// registered secrets and credential-shaped words redacted). A header parameter (`alg`,
-    /// `kid`) is named, never quoted: only a registered JWS algorithm's name is shown.
-    public var description: String {
-        RemoteAuthError.sanitized(uncleanedDescription)
-    }
-
-    private var uncleanedDescription: String {
-        switch self {
-        case .malformed(let what): return "malformed: \(what)"
-        case .missingClaim(let claim): return "missing or mistyped claim \(claim)"
-        case .issuerMismatch(let expected, let actual): return "issuer \(actual) is not \(expected)"
-        case .audienceMismatch(let expected, let actual): return "audience \(actual) does not contain \(expected)"
-        case .authorizedPartyMismatch(let expected, let actual): return "authorized party \(actual) is not \(expected)"
-        case .expired(let date): return "expired at \(date)"
-        case .issuedInFuture(let date): return "issued in the future, at \(date)"
-        case .notYetValid(let date): return "not valid before \(date)"
-        case .nonceMismatch: return "nonce does not match the request's"
-        case .subjectMismatch(let expected, let actual): return "subject \(actual) is not the session's \(expected)"
-        case .unsupportedAlgorithm(let algorithm):
-            return "the ID token's alg\(Self.registered(algorithm)) is not supported"
-        case .unknownSigningKey(let keyID):
-            return keyID == nil
-                ? "no signing key for the ID token's alg in the issuer's key set"
-                : "no signing key for the ID token's kid in the issuer's key set"
-        case .keyAlgorithmMismatch(_, let keyAlgorithm, let tokenAlgorithm):
-            return "the key the ID token's kid names verifies\(Self.registered(keyAlgorithm)) "
-                + "another algorithm than the token's alg\(Self.registered(tokenAlgorithm))"
-        case .invalidSignature: return "the signature does not verify with the issuer's key"
-        }
-    }
-
-    /// The JWS algorithms IANA registers (RFC 7518 §3.1, RFC 8037, RFC 8812): names no secret can
-    /// hide behind, shown as they are.
-    static let registeredAlgorithms: Set<String> = [
-        "HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256", "PS384",
-        "PS512", "none", "EdDSA", "ES256K", "Ed25519", "Ed448",
-    ]
-
-    /// ` NAME` for a registered algorithm, and ` (not a registered algorithm)` for any other
-    /// value, which is never shown.
-    private static func registered(_ algorithm: String) -> String {
-        registeredAlgorithms.contains(algorithm) ? " \(algorithm)" : " (not a registered algorithm)"
     }
 }
 

@@ -1,5 +1,5 @@
+import AuthSessionJOSE
 import AuthSessionMocks
-import AuthSessionProviders
 import Foundation
 import Testing
 
@@ -108,7 +108,7 @@ import Testing
                 .malformed("header names critical extensions")
             ),
             ("\(Base64URL.encode(Data(#"{"alg":"ES256","kid":5}"#.utf8))).e30.c2ln", .malformed("kid is not a string")),
-            (String(repeating: "A", count: IDTokenClaims.maximumLength + 1), .malformed("longer than 65536 bytes")),
+            (String(repeating: "A", count: JSONWebSignature.maximumLength + 1), .malformed("longer than 65536 bytes")),
         ]
         for (text, expected) in cases {
             #expect(throws: expected, "\(text.prefix(60))") { try JSONWebSignature(compact: text) }

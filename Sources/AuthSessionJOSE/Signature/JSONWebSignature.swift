@@ -28,52 +28,75 @@ public struct JSONWebSignature: Sendable, Hashable, CustomStringConvertible, Cus
     public let signingInput: [UInt8]
 
     /// The decoded payload (the claims, for a JWT).
-    public let payload: Data
+    public var payload: Data { Data(payloadBytes) }
+
+    /// The decoded payload's bytes, as the reader of claims takes them (no copy into `Data`).
+    package let payloadBytes: [UInt8]
 
     /// The decoded signature.
     public let signature: [UInt8]
+
+    /// The header parameters read, in their slots (``HeaderParameter``'s raw values).
+    private static let knownHeaderParameters = JOSEKnownNames(HeaderParameter.allCases.map { "\($0)" })
+
+    /// The header parameters a verifier reads.
+    private enum HeaderParameter: Int, CaseIterable {
+        case alg, kid, crit
+    }
+
+    /// The longest token read, in bytes (64 KiB): a longer one is refused as hostile before any
+    /// decoding.
+    public static let maximumLength = 64 * 1024
 
     /// Splits and decodes a compact JWS.
     ///
     /// - Parameter compact: The token.
     /// - Throws: ``IDTokenValidationError/malformed(_:)`` for anything but three base64url parts
-    ///   (at most ``IDTokenClaims/maximumLength`` bytes in all) whose header is a JSON object with
+    ///   (at most ``maximumLength`` bytes in all) whose header is a JSON object with
     ///   a string `alg` and, if present, a string `kid`; for a header that names a member twice
     ///   (at any depth); for a `crit` header; and for `alg` `none`, or an empty signature.
     public init(compact: String) throws(IDTokenValidationError) {
-        guard compact.utf8.count <= IDTokenClaims.maximumLength else {
-            throw .malformed("longer than \(IDTokenClaims.maximumLength) bytes")
+        guard compact.utf8.count <= Self.maximumLength else {
+            throw .malformed("longer than \(Self.maximumLength) bytes")
         }
-        let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { throw .malformed("not three dot-separated parts") }
-        guard let headerData = Base64URL.decode(parts[0]),
-            let payload = Base64URL.decode(parts[1]),
-            let signature = Base64URL.decode(parts[2])
-        else {
-            throw .malformed("a part is not base64url")
+        let parts: CompactSerialization
+        do throws(CompactSerialization.Failure) {
+            parts = try CompactSerialization(compact)
+        } catch {
+            switch error {
+            case .notThreeParts: throw .malformed("not three dot-separated parts")
+            case .notBase64URL: throw .malformed("a part is not base64url")
+            }
         }
-        guard JSONValue.isUTF8Text(headerData) else { throw .malformed("header is not UTF-8 JSON") }
-        guard let header = try? JSONValue.decode(headerData).objectValue else {
-            throw .malformed("header is not a JSON object")
+        let header: JOSEObject
+        do throws(JOSEJSONError) {
+            header = try JSONValue.readObject(parts.header, knowing: Self.knownHeaderParameters)
+        } catch {
+            // RFC 7515 §5.2: a member named twice is refused, never read one way here and another
+            // elsewhere. The name is not quoted: a server may echo anything into it.
+            switch error {
+            case .notUTF8: throw .malformed("header is not UTF-8 JSON")
+            case .duplicateMember: throw .malformed("header names a member twice")
+            case .invalid: throw .malformed("header is not a JSON object")
+            }
         }
-        // RFC 7515 §5.2: a member named twice is refused, never read one way here and another
-        // elsewhere. The name is not quoted: a server may echo anything into it.
-        guard !JSONValue.hasDuplicateMembers(headerData) else { throw .malformed("header names a member twice") }
-        guard let algorithm = header["alg"]?.stringValue, !algorithm.isEmpty else {
+        guard let algorithm = header.known[HeaderParameter.alg.rawValue]?.stringValue, !algorithm.isEmpty else {
             throw .malformed("header has no alg")
         }
         guard algorithm.lowercased() != "none" else { throw .malformed("unsecured (alg none)") }
-        guard header["crit"] == nil else { throw .malformed("header names critical extensions") }
-        switch header["kid"] {
+        guard header.known[HeaderParameter.crit.rawValue] == nil else {
+            throw .malformed("header names critical extensions")
+        }
+        switch header.known[HeaderParameter.kid.rawValue] {
         case nil, .null?: keyID = nil
         case .string(let value)?: keyID = value
         default: throw .malformed("kid is not a string")
         }
-        guard !signature.isEmpty else { throw .malformed("empty signature") }
+        guard !parts.signature.isEmpty else { throw .malformed("empty signature") }
         self.algorithm = algorithm
-        self.signingInput = Array(compact.utf8[..<parts[1].endIndex])
-        self.payload = payload
-        self.signature = Array(signature)
+        self.signingInput = parts.signingInput
+        self.payloadBytes = parts.payload
+        self.signature = parts.signature
     }
 
     /// The algorithm (a registered JWS algorithm's name, or `unregistered`) and whether there is a

@@ -1,4 +1,4 @@
-import AuthSessionProviders
+import AuthSessionJOSE
 import Testing
 
 /// RSASSA-PKCS1-v1_5 with SHA-256 (JWS `RS256`) against Wycheproof's vectors.

@@ -81,13 +81,13 @@ public enum SecretRedactor {
     }
 
     /// The number of distinct registered secrets; for tests.
-    static var registeredSecretCount: Int {
+    package static var registeredSecretCount: Int {
         registry.withLock { $0.count }
     }
 
     // MARK: - Exact
 
-    private static let registry = InterfaceLock<[String: Int]>([:])
+    private static let registry = RedactionLock<[String: Int]>([:])
 
     fileprivate static func unregister(_ forms: [String]) {
         registry.withLock { counts in
@@ -294,10 +294,10 @@ public enum SecretRedactor {
 /// All operations are thread-safe.
 public final class SecretRegistration: Sendable {
 
-    private let forms: InterfaceLock<[String]?>
+    private let forms: RedactionLock<[String]?>
 
     fileprivate init(forms: [String]) {
-        self.forms = InterfaceLock(forms)
+        self.forms = RedactionLock(forms)
     }
 
     /// Stops redacting the secret (unless another registration holds it). Calling it again does

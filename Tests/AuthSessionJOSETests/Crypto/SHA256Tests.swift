@@ -1,4 +1,4 @@
-import AuthSessionProviders
+import AuthSessionJOSE
 import Testing
 
 /// SHA-256 against FIPS 180-4's examples (NIST's "Example Algorithms"), and the padding

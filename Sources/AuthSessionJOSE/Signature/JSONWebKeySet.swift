@@ -1,3 +1,4 @@
+import AuthSessionRedaction
 import Foundation
 
 /// An issuer's signing keys: a JWK Set (RFC 7517 §5), such as the document at an OpenID
@@ -45,7 +46,7 @@ public struct JSONWebKeySet: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``JSONWebKeySetError/malformed(_:)`` for anything but such an object with at most
     ///   ``maximumKeyCount`` keys. A key that cannot be used is skipped, not thrown.
     public init(jsonData: Data) throws(JSONWebKeySetError) {
-        guard let object = try? JSONValue.decode(jsonData).objectValue else {
+        guard let object = try? JSONValue.readObject(Array(jsonData)) else {
             throw .malformed("not a JSON object")
         }
         try self.init(jsonObject: object)
@@ -89,7 +90,7 @@ public struct JSONWebKeySet: Sendable, Hashable, CustomStringConvertible {
 
     /// Why no key of the set verifies `token`, when ``candidates(for:)`` is empty: a key with its
     /// `kid` for another algorithm, or no such key (listing a skipped key's reason if one has it).
-    func missingKeyError(for token: JSONWebSignature) -> IDTokenValidationError {
+    package func missingKeyError(for token: JSONWebSignature) -> IDTokenValidationError {
         let keyID = token.keyID.map { String($0.prefix(64)) }
         if let keyID, let other = keys.first(where: { $0.keyID == token.keyID }) {
             return .keyAlgorithmMismatch(
@@ -103,7 +104,7 @@ public struct JSONWebKeySet: Sendable, Hashable, CustomStringConvertible {
 
     /// How many keys, and their identifiers.
     public var description: String {
-        let identifiers = keys.map { $0.keyID.map { RemoteAuthError.sanitized(String($0.prefix(64))) } ?? "none" }
+        let identifiers = keys.map { $0.keyID.map { SecretRedactor.sanitized(String($0.prefix(64))) } ?? "none" }
         return "JSONWebKeySet(\(keys.count) keys: \(identifiers.joined(separator: ", ")); \(skippedKeys.count) skipped)"
     }
 }
@@ -125,7 +126,7 @@ public enum JSONWebKeySetError: Error, Sendable, Hashable, CustomStringConvertib
         case .malformed(let reason):
             return "malformed key set: \(reason)"
         case .unusableKey(let keyID, let reason):
-            let name = keyID.map { RemoteAuthError.sanitized(String($0.prefix(64))) } ?? "without kid"
+            let name = keyID.map { SecretRedactor.sanitized(String($0.prefix(64))) } ?? "without kid"
             return "unusable key \(name): \(reason)"
         }
     }

@@ -1,5 +1,5 @@
+import AuthSessionJOSE
 import AuthSessionMocks
-import AuthSessionProviders
 import Testing
 
 /// ``P256PublicKey``'s refusals, the curve arithmetic's special cases, and round trips with the

@@ -1,4 +1,4 @@
-import AuthSessionProviders
+import AuthSessionJOSE
 import Testing
 
 /// ECDSA over P-256 with SHA-256, signatures as `r ‖ s` (JWS `ES256`), against Wycheproof's

@@ -1,5 +1,5 @@
+import AuthSessionJOSE
 import AuthSessionMocks
-import AuthSessionProviders
 import Testing
 
 /// ``RSAPublicKey``'s refusals, and round trips with the test kit's ``RSASigningKey``.

@@ -1,4 +1,4 @@
-import AuthSessionProviders
+import AuthSessionJOSE
 import Testing
 
 /// The big-number arithmetic under RSA and P-256: ``BigUInt``, ``MontgomeryModulus``,

@@ -1,3 +1,4 @@
+import AuthSessionRedaction
 import Foundation
 
 /// A public key that verifies JWT signatures, as a JSON Web Key (RFC 7517) describes it: an RSA
@@ -118,7 +119,7 @@ public struct JSONWebKey: Sendable, Hashable, CustomStringConvertible {
             }
             try self.init(p256X: try bytes("x"), y: try bytes("y"), keyID: keyID)
         case let type?:
-            throw unusable("key type \(RemoteAuthError.sanitized(String(type.prefix(16)))) is not supported")
+            throw unusable("key type \(SecretRedactor.sanitized(String(type.prefix(16)))) is not supported")
         case nil:
             throw unusable("kty is missing")
         }
@@ -145,6 +146,6 @@ public struct JSONWebKey: Sendable, Hashable, CustomStringConvertible {
             case .p256: "EC P-256"
             }
         return
-            "JSONWebKey(\(type), \(algorithm), kid: \(keyID.map { RemoteAuthError.sanitized(String($0.prefix(64))) } ?? "none"))"
+            "JSONWebKey(\(type), \(algorithm), kid: \(keyID.map { SecretRedactor.sanitized(String($0.prefix(64))) } ?? "none"))"
     }
 }
