@@ -50,7 +50,6 @@ enum AuthSessionBenchmarks {
             ("store exclusive access", StoreBenchmarks.exclusiveAccess),
             ("valid-token read", ManagerBenchmarks.validTokenRead),
             ("reading an ID token", { SignatureBenchmarks.reading() }),
-            ("RS256 verification", { SignatureBenchmarks.verification(JWTSigner(.rs256(.testKeyA), keyID: "bench")) }),
             ("ES256 verification", { SignatureBenchmarks.verification(.randomES256()) }),
         ]
         // Rows that set up each sample themselves and time only part of it; each has a note.

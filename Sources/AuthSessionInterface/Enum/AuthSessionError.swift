@@ -5,7 +5,7 @@ import Foundation
 /// Each case carries enough to choose a recovery: expired sessions call for a new sign-in,
 /// network failures for a retry. ``errorDescription`` is a sentence fit for the user; it,
 /// ``description``, `localizedDescription` and `dump` never contain a token: an underlying error's
-/// message passes through ``SecretRedactor/redact(_:)``, which replaces every registered secret and
+/// message passes through `SecretRedactor.redact(_:)`, which replaces every registered secret and
 /// every credential-shaped word (JWTs, `Bearer` credentials, `Authorization` and cookie values,
 /// `token=` parameters, long opaque strings) with `<redacted>`.
 public enum AuthSessionError: Error, Sendable {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A JWT in the JWS compact serialization (`header.payload.signature`, RFC 7515 §7.1), split and
-/// decoded but not yet trusted: what an ``IDTokenSignatureVerifier`` checks.
+/// decoded but not yet trusted: what an `IDTokenSignatureVerifier` checks.
 ///
 /// Parsing reads only what a verifier needs from the protected header: `alg` and `kid`. It
 /// refuses a header with `crit` (RFC 7515 §4.1.11: this package understands no extension, so it

@@ -68,7 +68,7 @@ final class ManagerInstrumentation: Sendable {
 }
 
 /// A sign-out the provider queued itself, as it was when it was decided: its cause rendered
-/// while the ended session's tokens were still registered with ``SecretRedactor``, and whether
+/// while the ended session's tokens were still registered with `SecretRedactor`, and whether
 /// it ended a session (the launch may still have been refreshing it, unknown to the stream).
 struct QueuedSignOut: Sendable {
     let cause: SignOutCause

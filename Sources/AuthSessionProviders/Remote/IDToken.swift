@@ -70,10 +70,10 @@ public struct IDTokenClaims: Sendable, Hashable, CustomStringConvertible, Custom
     /// Reads the claims of a compact-serialized JWT (`header.payload.signature`).
     ///
     /// - Parameter token: The ID token.
-    /// - Throws: ``IDTokenValidationError/malformed(_:)`` for anything but three base64url parts
+    /// - Throws: `IDTokenValidationError.malformed(_:)` for anything but three base64url parts
     ///   with a JSON object header and payload, for a header or payload that names a member
     ///   twice (at any depth), or an `alg` of `none`;
-    ///   ``IDTokenValidationError/missingClaim(_:)`` for a missing or mistyped `iss`, `sub`,
+    ///   `IDTokenValidationError.missingClaim(_:)` for a missing or mistyped `iss`, `sub`,
     ///   `aud`, `exp` or `iat`.
     public init(parsing token: String) throws(IDTokenValidationError) {
         guard token.utf8.count <= Self.maximumLength else {
@@ -114,13 +114,13 @@ public struct IDTokenClaims: Sendable, Hashable, CustomStringConvertible, Custom
         }
     }
 
-    /// Reads the claims of a token ``JSONWebSignature/init(compact:)`` has already split and
+    /// Reads the claims of a token `JSONWebSignature.init(compact:)` has already split and
     /// decoded: its payload is read once more, its header not at all (the split refused an
     /// unsecured one). What a client that verifies the signature and then the claims calls.
     ///
     /// - Parameter token: The split token.
-    /// - Throws: ``IDTokenValidationError/malformed(_:)`` for a payload that is not a JSON object
-    ///   or names a member twice (at any depth); ``IDTokenValidationError/missingClaim(_:)`` as
+    /// - Throws: `IDTokenValidationError.malformed(_:)` for a payload that is not a JSON object
+    ///   or names a member twice (at any depth); `IDTokenValidationError.missingClaim(_:)` as
     ///   ``init(parsing:)`` does.
     public init(_ token: JSONWebSignature) throws(IDTokenValidationError) {
         let claims: JOSEObject
@@ -192,7 +192,7 @@ public struct IDTokenClaims: Sendable, Hashable, CustomStringConvertible, Custom
     ///     ID token of a refresh passes `false`: the server has already rotated the tokens, and a
     ///     device clock minutes off must not throw the new tokens away (the old refresh token is
     ///     spent).
-    /// - Throws: The first ``IDTokenValidationError`` found.
+    /// - Throws: The first `IDTokenValidationError` found.
     public func validate(
         issuer: String,
         clientID: String,

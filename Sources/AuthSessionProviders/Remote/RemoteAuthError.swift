@@ -266,7 +266,7 @@ public struct RemoteAuthError: Error, Sendable, Hashable, CustomStringConvertibl
         return false
     }
 
-    /// A server's text made safe to show: ``SecretRedactor``'s display cleaning (the request's
+    /// A server's text made safe to show: `SecretRedactor`'s display cleaning (the request's
     /// secrets and every registered or credential-shaped word redacted; control, format and
     /// line-separator characters replaced; shortened).
     package static func sanitized(_ text: String) -> String {

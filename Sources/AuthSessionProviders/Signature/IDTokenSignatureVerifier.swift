@@ -15,9 +15,9 @@ public protocol IDTokenSignatureVerifier: Sendable {
     ///
     /// - Parameter token: The token, split and decoded.
     /// - Throws: ``RemoteAuthError``: ``RemoteAuthError/Reason/invalidIDToken(_:)`` with
-    ///   ``IDTokenValidationError/invalidSignature``, ``IDTokenValidationError/unknownSigningKey(keyID:)``,
-    ///   ``IDTokenValidationError/keyAlgorithmMismatch(keyID:keyAlgorithm:tokenAlgorithm:)`` or
-    ///   ``IDTokenValidationError/unsupportedAlgorithm(_:)`` when the token is not the issuer's;
+    ///   `IDTokenValidationError.invalidSignature`, `IDTokenValidationError.unknownSigningKey(keyID:)`,
+    ///   `IDTokenValidationError.keyAlgorithmMismatch(keyID:keyAlgorithm:tokenAlgorithm:)` or
+    ///   `IDTokenValidationError.unsupportedAlgorithm(_:)` when the token is not the issuer's;
     ///   a transient error (the network) when the keys cannot be had right now, which says
     ///   nothing about the token.
     func verifySignature(of token: JSONWebSignature) async throws(RemoteAuthError)
