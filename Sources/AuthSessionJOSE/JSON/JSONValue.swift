@@ -60,6 +60,10 @@ package enum JSONValue: Sendable, Hashable, Decodable {
     /// Reads `bytes` as a JSON object, strictly (``read(_:)``); a value of another type is
     /// ``JOSEJSONError/invalid``.
     package static func readObject(_ bytes: [UInt8]) throws(JOSEJSONError) -> [String: JSONValue] {
+        // Another type is refused before it is read: a duplicate inside an array is not what is
+        // wrong with a document that is not an object (the reader with known names agrees).
+        guard let first = bytes.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }), first == UInt8(ascii: "{")
+        else { throw isUTF8(bytes) ? .invalid : .notUTF8 }
         guard case .object(let object) = try read(bytes) else { throw .invalid }
         return object
     }

@@ -88,7 +88,7 @@ public struct JSONWebSignature: Sendable, Hashable, CustomStringConvertible, Cus
             throw .malformed("header names critical extensions")
         }
         switch header.known[HeaderParameter.kid.rawValue] {
-        case nil, .null?: keyID = nil
+        case nil: keyID = nil
         case .string(let value)?: keyID = value
         default: throw .malformed("kid is not a string")
         }

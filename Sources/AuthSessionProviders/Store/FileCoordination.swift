@@ -17,6 +17,9 @@ final class FileCoordination: Sendable {
 
     let directoryPath: String
     let lockPath: String
+    /// ``lockPath`` as a C string, made once: the identity check of every exclusive access passes
+    /// it to `lstat`, and a `String` argument would be converted (and allocated) at each call.
+    private let lockPathCString: ContiguousArray<CChar>
     let leasePath: String
     /// A file written after each change of a session that is not a file here (a Keychain item),
     /// so that a watch of the folder sees it.
@@ -30,7 +33,16 @@ final class FileCoordination: Sendable {
 
     /// The lock file, opened on first exclusive access and kept open; held by the in-process
     /// lock for the whole of each exclusive access.
-    private let exclusive = ConcurrencySafeContainer<Int32?>(nil)
+    private let exclusive = ConcurrencySafeContainer<LockFile?>(nil)
+
+    /// The open lock file and the identity it had when opened: an open file's device and inode
+    /// never change, so checking that it is still the one at the path takes one `lstat` of the
+    /// path, not an `fstat` as well.
+    private struct LockFile: Sendable {
+        let descriptor: Int32
+        let device: UInt64
+        let inode: UInt64
+    }
 
     /// Creates the coordination for the files named `baseName…` in `directoryPath`.
     ///
@@ -53,6 +65,7 @@ final class FileCoordination: Sendable {
         self.directoryPath = directoryPath
         self.safeguarding = safeguarding
         lockPath = "\(directoryPath)/\(baseName).lock"
+        lockPathCString = lockPath.utf8CString
         leasePath = "\(directoryPath)/\(baseName).lease"
         let leaseName = "\(baseName).lease"
         let markerName = sessionFileName == nil ? "\(baseName).changed" : nil
@@ -105,8 +118,8 @@ final class FileCoordination: Sendable {
     }
 
     deinit {
-        if let descriptor = exclusive.withLock({ $0 }) {
-            close(descriptor)
+        if let lockFile = exclusive.withLock({ $0 }) {
+            close(lockFile.descriptor)
         }
     }
 
@@ -138,10 +151,10 @@ final class FileCoordination: Sendable {
         waitingAtMost waitLimit: TimeInterval = FileCoordination.defaultWaitLimit,
         _ body: () throws -> Result
     ) throws -> Result {
-        try exclusive.withLock { descriptor in
-            let lockFile = try lockFileAtPath(&descriptor, waitLimit: waitLimit)
+        try exclusive.withLock { opened in
+            let lockFile = try lockFileAtPath(&opened, waitLimit: waitLimit)
             defer { try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath) }
-            Self.recordTurn(lockFile)
+            Self.recordTurnIfAsked(lockFile)
             return try holding(body)
         }
     }
@@ -167,13 +180,35 @@ final class FileCoordination: Sendable {
         return try withExclusiveAccessIfAvailable(body)
     }
 
-    /// Counts one more turn in the lock file's first 8 bytes (no `fsync`: only a waiter reads
-    /// it): a waiter that sees the count move knows the holders are making progress, and keeps
-    /// waiting however long the queue is; only a count that stands still for the wait limit is a
-    /// holder stopped inside.
-    private static func recordTurn(_ lockFile: Int32) {
-        var count = turns(lockFile) &+ 1
-        _ = pwrite(lockFile, &count, MemoryLayout<UInt64>.size, 0)
+    /// The lock file's first 16 bytes: the turns counted (8 bytes), then whether a waiter asked
+    /// for turns to be counted since the last was (8 bytes, nonzero when one did). No `fsync`:
+    /// only waiters read them.
+    private struct TurnRecord {
+        var turns: UInt64 = 0
+        var asked: UInt64 = 0
+    }
+
+    /// Counts one more turn in the lock file if a waiter asked (``askForTurns(_:)``): a waiter that
+    /// sees the count move knows the holders are making progress, and keeps waiting however long
+    /// the queue is; only a count that stands still for the wait limit is a holder stopped inside.
+    /// Uncontended, a turn costs one `pread`: nobody waits, nobody needs the count. (A waiter of
+    /// an earlier version, which counted every turn and never asks, sees no count move; it gives
+    /// up only after the wait limit of unbroken contention, which holders of microseconds do not
+    /// make.)
+    private static func recordTurnIfAsked(_ lockFile: Int32) {
+        var record = TurnRecord()
+        let size = MemoryLayout<TurnRecord>.size
+        // A shorter file (empty, or the 8 bytes of an earlier version) reads as nobody asking.
+        guard pread(lockFile, &record, size, 0) == size, record.asked != 0 else { return }
+        record.turns &+= 1
+        record.asked = 0
+        _ = pwrite(lockFile, &record, size, 0)
+    }
+
+    /// Asks the holders to count their turns, for a waiter that is about to watch the count.
+    private static func askForTurns(_ lockFile: Int32) {
+        var asked: UInt64 = 1
+        _ = pwrite(lockFile, &asked, MemoryLayout<UInt64>.size, 8)
     }
 
     /// The turns counted in the lock file (0 for an empty or unreadable one).
@@ -200,15 +235,16 @@ final class FileCoordination: Sendable {
     /// without blocking, then sleeps a little longer each time (from 50 µs up to 2 ms), so a
     /// lock held for microseconds is had at once and a stopped holder costs a few hundred
     /// wake-ups a second. Progress is the turn count in the lock file (``recordTurn(_:)``).
-    private func lockFileAtPath(_ descriptor: inout Int32?, waitLimit: TimeInterval) throws(SessionStoreError) -> Int32
-    {
+    private func lockFileAtPath(_ opened: inout LockFile?, waitLimit: TimeInterval) throws(SessionStoreError) -> Int32 {
+        // The clock is read only once the lock is found held: an uncontended access never reads it.
+        if let lockFile = try tryLockFileAtPath(&opened) { return lockFile }
         var since = ProcessInfo.processInfo.systemUptime
         var lastTurns: UInt64?
         var pause: useconds_t = 50
         while true {
-            if let lockFile = try tryLockFileAtPath(&descriptor) { return lockFile }
+            if let lockFile = try tryLockFileAtPath(&opened) { return lockFile }
             let now = ProcessInfo.processInfo.systemUptime
-            let turns = descriptor.map(Self.turns)
+            let turns = opened.map { Self.turns($0.descriptor) }
             if turns != lastTurns {
                 // Someone had a turn since the last look: the queue moves.
                 lastTurns = turns
@@ -216,6 +252,7 @@ final class FileCoordination: Sendable {
             } else if now - since >= waitLimit {
                 throw Self.heldTooLong(waitLimit)
             }
+            if let opened { Self.askForTurns(opened.descriptor) }
             usleep(pause)
             pause = min(pause * 2, 2_000)
         }
@@ -224,40 +261,43 @@ final class FileCoordination: Sendable {
     /// ``withExclusiveAccess(_:)`` if it can be had at once (`LOCK_NB`); `nil` if another thread
     /// or process holds it.
     func withExclusiveAccessIfAvailable<Result>(_ body: () throws -> Result) throws -> Result? {
-        let outcome = try exclusive.withLockIfAvailable { descriptor -> Result? in
-            guard let lockFile = try tryLockFileAtPath(&descriptor) else { return nil }
+        let outcome = try exclusive.withLockIfAvailable { opened -> Result? in
+            guard let lockFile = try tryLockFileAtPath(&opened) else { return nil }
             defer { try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath) }
-            Self.recordTurn(lockFile)
+            Self.recordTurnIfAsked(lockFile)
             return try holding(body)
         }
         return outcome ?? nil
     }
 
-    /// Locks the lock file now at the path if no one holds it, opening it into `descriptor` if
+    /// Locks the lock file now at the path if no one holds it, opening it into `opened` if
     /// needed and reopening it if the file there was replaced; the locked descriptor, or `nil` if
     /// another holds the lock.
-    private func tryLockFileAtPath(_ descriptor: inout Int32?) throws(SessionStoreError) -> Int32? {
+    private func tryLockFileAtPath(_ opened: inout LockFile?) throws(SessionStoreError) -> Int32? {
         while true {
-            if descriptor == nil {
-                descriptor = try openLockFile()
+            if opened == nil {
+                opened = try openLockFile()
             }
-            let lockFile = descriptor!
-            guard try FileSystem.tryLock(lockFile, path: lockPath) else { return nil }
-            if isAtPath(lockFile) { return lockFile }
-            try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath)
-            close(lockFile)
-            descriptor = nil
+            let lockFile = opened!
+            guard try FileSystem.tryLock(lockFile.descriptor, path: lockPath) else { return nil }
+            if isAtPath(lockFile) { return lockFile.descriptor }
+            try? FileSystem.lock(lockFile.descriptor, LOCK_UN, path: lockPath)
+            close(lockFile.descriptor)
+            opened = nil
         }
     }
 
-    /// Whether `descriptor` is the file now at ``lockPath``.
-    private func isAtPath(_ descriptor: Int32) -> Bool {
-        var open = stat()
-        guard fstat(descriptor, &open) == 0, let current = try? FileSystem.status(of: lockPath) else { return false }
-        return open.st_dev == current.st_dev && open.st_ino == current.st_ino
+    /// Whether `lockFile` is the file now at ``lockPath`` (same device and inode): the folder or
+    /// the file may have been replaced, and a newcomer locks what is at the path.
+    private func isAtPath(_ lockFile: LockFile) -> Bool {
+        var current = stat()
+        let status = lockPathCString.withUnsafeBufferPointer { path in lstat(path.baseAddress!, &current) }
+        guard status == 0 else { return false }
+        return UInt64(truncatingIfNeeded: current.st_dev) == lockFile.device
+            && UInt64(truncatingIfNeeded: current.st_ino) == lockFile.inode
     }
 
-    private func openLockFile() throws(SessionStoreError) -> Int32 {
+    private func openLockFile() throws(SessionStoreError) -> LockFile {
         try FileSystem.ensurePrivateDirectory(directoryPath)
         let descriptor = try FileSystem.openFile(lockPath, O_RDWR | O_CREAT, mode: 0o600)
         var info = stat()
@@ -274,7 +314,11 @@ final class FileCoordination: Sendable {
             close(descriptor)
             throw error
         }
-        return descriptor
+        return LockFile(
+            descriptor: descriptor,
+            device: UInt64(truncatingIfNeeded: info.st_dev),
+            inode: UInt64(truncatingIfNeeded: info.st_ino)
+        )
     }
 
     // MARK: - Lease
