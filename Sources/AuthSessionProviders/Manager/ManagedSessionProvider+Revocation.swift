@@ -89,6 +89,8 @@ extension ManagedSessionProvider {
 
     /// One round of ``revokePendingTokens()``.
     func makePendingRevocations() async -> Int {
+        // Nothing pending (nearly always): the round ends without starting a thread.
+        if hasNothingPendingAtAGlance() { return 0 }
         let now = clock.now.timeIntervalSince1970
         let (due, expired) = await onOwnThread { [self] in takeDueRevocations(now: now) }
         for record in expired {
@@ -161,6 +163,18 @@ extension ManagedSessionProvider {
     /// are made again, in the background (not by a read-only process: the app makes them).
     func retryPendingRevocationsInBackground() {
         guard configuration.role == .full else { return }
+        // Nothing pending (nearly always): no task at all, at a launch or an activation.
+        guard !hasNothingPendingAtAGlance() else { return }
         _ = revocationRound()
+    }
+
+    /// Whether a look that never waits finds no revocation pending, in memory or in a store whose
+    /// look is a plain file read (``QuickPendingRevocationsLook``); `false` when only a look that
+    /// may wait (a Keychain query) could tell, which then runs on a thread of its own.
+    func hasNothingPendingAtAGlance() -> Bool {
+        guard store is any QuickPendingRevocationsLook, state.withLock({ $0.pendingRevocations.isEmpty }) else {
+            return false
+        }
+        return ((try? store.loadPendingRevocations()) ?? []).isEmpty
     }
 }

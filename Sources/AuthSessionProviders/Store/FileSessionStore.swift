@@ -617,3 +617,11 @@ private struct RevocationsDocument: Codable {
     var version: Int
     var revocations: [PendingRevocation]
 }
+
+/// A store whose look at its pending revocations (``SessionStore/loadPendingRevocations()``
+/// outside the exclusive access) never waits: a file read, no lock taken, no prompt. The manager
+/// takes that look on its task and starts a thread for a round of revocations only when there is
+/// something to revoke.
+package protocol QuickPendingRevocationsLook: SessionStore {}
+
+extension FileSessionStore: QuickPendingRevocationsLook {}

@@ -231,9 +231,11 @@ final class InotifyHub: Sendable {
             state.observers[state.nextID] = observer
             let startsThread = !state.isRunning
             if startsThread { state.isRunning = true }
-            // A thread asleep must look for a missing folder within a second, and ask whether a
-            // watched one is still at its path (it may sleep without a timeout).
-            let wakes = state.isRunning && !startsThread ? state.wakeWrite : nil
+            // A thread asleep (it may sleep without a timeout) must look for a missing or refused
+            // folder within a second. A folder watched now needs no wake: the watch was added at
+            // the path as it stands, and the kernel wakes the thread for its events (a launch
+            // saves a context switch).
+            let wakes = state.isRunning && !startsThread && watch < 0 ? state.wakeWrite : nil
             return (.observing(state.nextID), startsThread, wakes, refused ? (observer, code) : nil)
         }
         let (result, startsThread, wakes, refused) = addition
