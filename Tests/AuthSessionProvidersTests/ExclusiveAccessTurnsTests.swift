@@ -52,49 +52,51 @@ struct ExclusiveAccessTurnsTests {
     }
 
     @Test("a waiter behind holders that keep taking turns waits past its limit, asking each time, then enters")
-    func waiterHonoursProgress() throws {
+    func waiterHonoursProgress() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let limit: TimeInterval = 1
         let waiter = FileSessionStore(directory: folder.url, exclusiveAccessWaitLimit: limit)
         try waiter.withExclusiveAccess {}  // makes the lock file
         let lockPath = folder.path("session.json.lock")
-
-        // Another process's holders, as one open file description that never lets go between
-        // turns: each time the waiter asks, a turn is counted, as the next holder would.
-        let holder = open(lockPath, O_RDWR)
-        try #require(holder >= 0)
-        defer { close(holder) }
-        try #require(flock(holder, LOCK_EX) == 0)
-        // The waiter on a thread of its own (it blocks), not on the cooperative pool, which a
-        // loaded run may not have free while this test holds one of its threads.
-        let outcome = ConcurrencySafeContainer<String?>(nil)
-        let finished = DispatchSemaphore(value: 0)
-        Thread {
-            do {
-                try waiter.withExclusiveAccess {}
-                outcome.withLock { $0 = "entered" }
-            } catch {
-                outcome.withLock { $0 = "\(error)" }
+        // Everything that blocks runs on threads of its own, never on the cooperative pool, which
+        // the rest of a parallel run needs.
+        let (answered, waitedWhileMoving, outcome) = try await onOwnThread { () -> (Int, Bool, String?) in
+            // Another process's holders, as one open file description that never lets go between
+            // turns: each time the waiter asks, a turn is counted, as the next holder would.
+            let holder = open(lockPath, O_RDWR)
+            guard holder >= 0, flock(holder, LOCK_EX) == 0 else { return (0, false, "no lock") }
+            defer { close(holder) }
+            let outcome = ConcurrencySafeContainer<String?>(nil)
+            let finished = DispatchSemaphore(value: 0)
+            Thread {
+                do {
+                    try waiter.withExclusiveAccess {}
+                    outcome.withLock { $0 = "entered" }
+                } catch {
+                    outcome.withLock { $0 = "\(error)" }
+                }
+                finished.signal()
+            }.start()
+            var answered = 0
+            let holdUntil = ProcessInfo.processInfo.systemUptime + 2.5 * limit
+            while ProcessInfo.processInfo.systemUptime < holdUntil {
+                var record: (UInt64, UInt64) = (0, 0)
+                if pread(holder, &record, 16, 0) == 16, record.1 != 0 {
+                    record = (record.0 &+ 1, 0)
+                    _ = pwrite(holder, &record, 16, 0)
+                    answered += 1
+                }
+                usleep(5_000)
             }
-            finished.signal()
-        }.start()
-        var answered = 0
-        let holdUntil = ProcessInfo.processInfo.systemUptime + 2.5 * limit
-        while ProcessInfo.processInfo.systemUptime < holdUntil {
-            var record: (UInt64, UInt64) = (0, 0)
-            if pread(holder, &record, 16, 0) == 16, record.1 != 0 {
-                record = (record.0 &+ 1, 0)
-                _ = pwrite(holder, &record, 16, 0)
-                answered += 1
-            }
-            usleep(5_000)
+            let waitedWhileMoving = outcome.withLock { $0 } == nil
+            flock(holder, LOCK_UN)
+            // A safety net for a lost wake-up, not a measurement.
+            _ = finished.wait(timeout: .now() + 60)
+            return (answered, waitedWhileMoving, outcome.withLock { $0 })
         }
-        #expect(outcome.withLock { $0 } == nil, "the waiter waited while the queue moved")
+        #expect(waitedWhileMoving, "the waiter waited while the queue moved")
         #expect(answered > 2, "the waiter asked for turns while it waited")
-        flock(holder, LOCK_UN)
-        // A safety net for a lost wake-up, not a measurement.
-        #expect(finished.wait(timeout: .now() + 60) == .success)
-        #expect(outcome.withLock { $0 } == "entered", "a queue that moves is no stopped holder")
+        #expect(outcome == "entered", "a queue that moves is no stopped holder")
     }
 }

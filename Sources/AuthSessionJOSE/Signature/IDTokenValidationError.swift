@@ -109,3 +109,12 @@ public enum IDTokenValidationError: Error, Sendable, Hashable, CustomStringConve
         registeredAlgorithms.contains(algorithm) ? " \(algorithm)" : " (not a registered algorithm)"
     }
 }
+
+extension IDTokenValidationError: CustomReflectable {
+
+    /// The description only (cleaned): `dump` never shows a claim as the token carried it, in a
+    /// program that uses this module alone as in any other.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["description": description], displayStyle: .enum)
+    }
+}

@@ -149,3 +149,12 @@ public struct JSONWebKey: Sendable, Hashable, CustomStringConvertible {
             "JSONWebKey(\(type), \(algorithm), kid: \(keyID.map { SecretRedactor.sanitized(String($0.prefix(64))) } ?? "none"))"
     }
 }
+
+extension JSONWebKey: CustomReflectable {
+
+    /// The key type, algorithm and identifier as ``description`` shows them (the identifier
+    /// cleaned): `dump` never shows a key identifier as the set carried it.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["description": description], displayStyle: .struct)
+    }
+}

@@ -120,14 +120,47 @@ public enum JSONWebKeySetError: Error, Sendable, Hashable, CustomStringConvertib
     /// The key cannot verify signatures here; the values say which key and why.
     case unusableKey(keyID: String?, reason: String)
 
-    /// What is wrong; key identifiers are cleaned as a server's text is.
+    /// What is wrong; key identifiers and reasons are cleaned as a server's text is (registered
+    /// secrets and credential-shaped words redacted).
     public var description: String {
         switch self {
         case .malformed(let reason):
-            return "malformed key set: \(reason)"
+            return "malformed key set: \(SecretRedactor.sanitized(reason))"
         case .unusableKey(let keyID, let reason):
             let name = keyID.map { SecretRedactor.sanitized(String($0.prefix(64))) } ?? "without kid"
-            return "unusable key \(name): \(reason)"
+            return "unusable key \(name): \(SecretRedactor.sanitized(reason))"
         }
+    }
+}
+
+extension JSONWebKeySetError: CustomReflectable {
+
+    /// The description only (cleaned): `dump` never shows a key identifier or a reason as given.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["description": description], displayStyle: .enum)
+    }
+}
+
+extension JSONWebKeySet: CustomReflectable {
+
+    /// The keys and the skipped keys, each as its own mirror shows it: `dump` never shows a key
+    /// identifier as the set carried it.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["keys": keys, "skippedKeys": skippedKeys], displayStyle: .struct)
+    }
+}
+
+extension JSONWebKeySet.SkippedKey: CustomReflectable {
+
+    /// The key identifier and the reason, cleaned as a server's text is.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "keyID": keyID.map { SecretRedactor.sanitized(String($0.prefix(64))) } ?? "none",
+                "reason": SecretRedactor.sanitized(reason),
+            ],
+            displayStyle: .struct
+        )
     }
 }

@@ -135,9 +135,9 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                     }
                 }
                 input { machine, now in machine.loaded(result, generation: generation, now: now) }
-                if case .success = result {
-                    retryPendingRevocationsInBackground()
-                }
+                // Whatever the session's read gave: the revocations are a file of their own (checked
+                // as carefully), and a tool that never activates has only its launches to make them.
+                retryPendingRevocationsInBackground()
             case .reloadLater(let generation, let delay):
                 schedule(.storage, after: delay) { provider in
                     provider.perform([.load(generation: generation)])

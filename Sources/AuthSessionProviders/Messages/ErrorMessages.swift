@@ -154,11 +154,3 @@ extension SessionStoreError: CustomReflectable {
         Mirror(self, children: ["description": description], displayStyle: .enum)
     }
 }
-
-extension IDTokenValidationError: CustomReflectable {
-
-    /// The description only (cleaned): `dump` never shows a claim as the token carried it.
-    public var customMirror: Mirror {
-        Mirror(self, children: ["description": description], displayStyle: .enum)
-    }
-}

@@ -72,7 +72,10 @@ public struct IDTokenClaims: Sendable, Hashable, CustomStringConvertible, Custom
     /// - Parameter token: The ID token.
     /// - Throws: `IDTokenValidationError.malformed(_:)` for anything but three base64url parts
     ///   with a JSON object header and payload, for a header or payload that names a member
-    ///   twice (at any depth), or an `alg` of `none`;
+    ///   twice (at any depth), for a header without a string `alg` or with `alg` `none`, with
+    ///   `crit`, or with a `kid` that is not a string, and for an empty signature: the header is
+    ///   held to what `JSONWebSignature(compact:)` holds it to, so the two readers accept the same
+    ///   tokens;
     ///   `IDTokenValidationError.missingClaim(_:)` for a missing or mistyped `iss`, `sub`,
     ///   `aud`, `exp` or `iat`.
     public init(parsing token: String) throws(IDTokenValidationError) {
@@ -81,7 +84,7 @@ public struct IDTokenClaims: Sendable, Hashable, CustomStringConvertible, Custom
         }
         let parts: CompactSerialization
         do throws(CompactSerialization.Failure) {
-            parts = try CompactSerialization(token, decodesSignature: false)
+            parts = try CompactSerialization(token)
         } catch {
             switch error {
             case .notThreeParts: throw .malformed("not three dot-separated parts")
@@ -99,9 +102,16 @@ public struct IDTokenClaims: Sendable, Hashable, CustomStringConvertible, Custom
         }
         switch (header, claims) {
         case (.success(let header), .success(let claims)):
-            guard let algorithm = header["alg"]?.stringValue, algorithm.lowercased() != "none" else {
+            guard let algorithm = header["alg"]?.stringValue, !algorithm.isEmpty, algorithm.lowercased() != "none"
+            else {
                 throw .malformed("unsecured (alg none or missing)")
             }
+            guard header["crit"] == nil else { throw .malformed("header names critical extensions") }
+            switch header["kid"] {
+            case nil, .string?: break
+            default: throw .malformed("kid is not a string")
+            }
+            guard !parts.signature.isEmpty else { throw .malformed("empty signature") }
             try self.init(claims: claims)
         case (.failure(.notUTF8), _), (_, .failure(.notUTF8)):
             throw .malformed("header or payload is not UTF-8 JSON")

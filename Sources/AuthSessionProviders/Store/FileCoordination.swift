@@ -35,6 +35,12 @@ final class FileCoordination: Sendable {
     /// lock for the whole of each exclusive access.
     private let exclusive = ConcurrencySafeContainer<LockFile?>(nil)
 
+    /// When this process's last wait for the lock file gave up (a holder stopped inside), and
+    /// the turn count it saw: a thread that was queued behind that wait on the in-process lock
+    /// gives up at once while the count stands still, instead of waiting a whole limit more
+    /// (threads queued one behind another would otherwise wait a limit each).
+    private let lastGiveUp = ConcurrencySafeContainer<(turns: UInt64?, uptime: TimeInterval)?>(nil)
+
     /// The open lock file and the identity it had when opened: an open file's device and inode
     /// never change, so checking that it is still the one at the path takes one `lstat` of the
     /// path, not an `fstat` as well.
@@ -237,12 +243,24 @@ final class FileCoordination: Sendable {
     /// wake-ups a second. Progress is the turn count in the lock file (``recordTurn(_:)``).
     private func lockFileAtPath(_ opened: inout LockFile?, waitLimit: TimeInterval) throws(SessionStoreError) -> Int32 {
         // The clock is read only once the lock is found held: an uncontended access never reads it.
-        if let lockFile = try tryLockFileAtPath(&opened) { return lockFile }
+        if let lockFile = try tryLockFileAtPath(&opened) {
+            lastGiveUp.withLock { $0 = nil }
+            return lockFile
+        }
         var since = ProcessInfo.processInfo.systemUptime
         var lastTurns: UInt64?
+        if let giveUp = lastGiveUp.withLock({ $0 }), since - giveUp.uptime < waitLimit,
+            opened.map({ Self.turns($0.descriptor) }) == giveUp.turns
+        {
+            // A wait ahead of this one gave up a moment ago, and no one has had a turn since.
+            throw Self.heldTooLong(waitLimit)
+        }
         var pause: useconds_t = 50
         while true {
-            if let lockFile = try tryLockFileAtPath(&opened) { return lockFile }
+            if let lockFile = try tryLockFileAtPath(&opened) {
+                lastGiveUp.withLock { $0 = nil }
+                return lockFile
+            }
             let now = ProcessInfo.processInfo.systemUptime
             let turns = opened.map { Self.turns($0.descriptor) }
             if turns != lastTurns {
@@ -250,6 +268,7 @@ final class FileCoordination: Sendable {
                 lastTurns = turns
                 since = now
             } else if now - since >= waitLimit {
+                lastGiveUp.withLock { $0 = (turns, now) }
                 throw Self.heldTooLong(waitLimit)
             }
             if let opened { Self.askForTurns(opened.descriptor) }
