@@ -6,7 +6,7 @@ import Testing
 @Suite(
     .disabled(
         if: isThreadSanitized,
-        "pure parsing, thousands of cases: plain swift test runs it; under ThreadSanitizer it would only starve the tests whose subject is timing"
+        "pure parsing, thousands of cases: plain swift test runs it; under TSan it would only starve the tests whose subject is timing"
     )
 )
 struct Adversary28CompactJWSTests {

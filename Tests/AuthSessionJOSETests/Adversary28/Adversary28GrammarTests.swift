@@ -7,7 +7,7 @@ import Testing
 @Suite(
     .disabled(
         if: isThreadSanitized,
-        "pure parsing, thousands of cases: plain swift test runs it; under ThreadSanitizer it would only starve the tests whose subject is timing"
+        "pure parsing, thousands of cases: plain swift test runs it; under TSan it would only starve the tests whose subject is timing"
     )
 )
 struct Adversary28GrammarTests {
@@ -335,7 +335,7 @@ struct Adversary28GrammarTests {
 @Suite(
     .disabled(
         if: isThreadSanitized,
-        "pure parsing, thousands of cases: plain swift test runs it; under ThreadSanitizer it would only starve the tests whose subject is timing"
+        "pure parsing, thousands of cases: plain swift test runs it; under TSan it would only starve the tests whose subject is timing"
     )
 )
 struct Adversary28NumberEdgeTests {
@@ -390,7 +390,7 @@ struct Adversary28NumberEdgeTests {
 @Suite(
     .disabled(
         if: isThreadSanitized,
-        "pure parsing, thousands of cases: plain swift test runs it; under ThreadSanitizer it would only starve the tests whose subject is timing"
+        "pure parsing, thousands of cases: plain swift test runs it; under TSan it would only starve the tests whose subject is timing"
     )
 )
 struct Adversary28SizeTests {
@@ -429,7 +429,7 @@ struct Adversary28SizeTests {
 @Suite(
     .disabled(
         if: isThreadSanitized,
-        "pure parsing, thousands of cases: plain swift test runs it; under ThreadSanitizer it would only starve the tests whose subject is timing"
+        "pure parsing, thousands of cases: plain swift test runs it; under TSan it would only starve the tests whose subject is timing"
     )
 )
 struct Adversary28ByteOrderMarkProbe {

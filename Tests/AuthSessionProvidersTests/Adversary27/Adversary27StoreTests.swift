@@ -168,7 +168,7 @@ struct Adversary27StoreTests {
         "race, 300 rounds: two instances, loads on three threads outside the access while a 'process' corrupts the file and writes back inside its access; no load ever sees no session, and no write-back is ever moved away",
         .disabled(
             if: isThreadSanitized,
-            "four threads at full speed for minutes under ThreadSanitizer starve the suite; plain swift test runs it"
+            "four threads at full speed for minutes under TSan starve the suite; plain swift test runs it"
         )
     )
     func raceOfLoadsAndWriteBacks() async throws {

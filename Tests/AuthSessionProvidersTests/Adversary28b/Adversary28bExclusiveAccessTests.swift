@@ -64,7 +64,7 @@ private func fileBytes28b(_ path: String) -> [UInt8]? {
     "Adversary28b: exclusive access of FileSessionStore across instances",
     .disabled(
         if: isThreadSanitized,
-        "threads held for seconds on the test's own threads: plain swift test runs it; FileCoordinationTests and ExclusiveAccessTurnsTests run under ThreadSanitizer"
+        "threads held for seconds on the test's own threads: plain swift test runs it; FileCoordinationTests and ExclusiveAccessTurnsTests run under TSan"
     )
 )
 struct Adversary28bExclusiveAccessTests {
