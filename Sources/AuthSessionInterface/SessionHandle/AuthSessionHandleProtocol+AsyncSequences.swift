@@ -1,3 +1,4 @@
+import AuthSessionRedaction
 import Dispatch
 
 extension AuthSessionHandleProtocol {
@@ -58,7 +59,7 @@ private final class StreamingDelegate<Status: AuthSessionStatusProtocol>: AuthSe
     private let statuses: AsyncStream<Status>.Continuation?
     private let events: AsyncStream<AuthSessionDelegateEvent>.Continuation?
     /// The kind of the last status yielded, to skip repeats.
-    private let lastKind = InterfaceLock<Int?>(nil)
+    private let lastKind = RedactionLock<Int?>(nil)
 
     init(statuses: AsyncStream<Status>.Continuation) {
         self.statuses = statuses

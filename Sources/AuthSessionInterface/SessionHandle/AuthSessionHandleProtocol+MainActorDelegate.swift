@@ -1,3 +1,4 @@
+import AuthSessionRedaction
 import Dispatch
 import Foundation
 
@@ -43,7 +44,7 @@ enum MainActorDelegateAdapters {
         var sweepThreshold = 16
     }
 
-    private static let table = InterfaceLock(Table())
+    private static let table = RedactionLock(Table())
 
     /// The adapter for `delegate` on `handle`, created if needed.
     static func adapter(
@@ -124,10 +125,10 @@ final class MainActorDelegateAdapter: AuthSessionDelegate {
         weak var handle: (any AuthSessionHandleProtocol)?
     }
 
-    private let targets: InterfaceLock<Targets>
+    private let targets: RedactionLock<Targets>
 
     init(delegate: any MainActorAuthSessionDelegate, handle: any AuthSessionHandleProtocol) {
-        targets = InterfaceLock(Targets(delegate: delegate, handle: handle))
+        targets = RedactionLock(Targets(delegate: delegate, handle: handle))
     }
 
     /// Whether this adapter is for exactly these objects (not older ones at the same addresses).

@@ -4,6 +4,7 @@ import Testing
 
 /// Promise 4: `JSONWebSignature(compact:)` and `CompactSerialization`.
 @Suite(
+    .serialized,
     .disabled(
         if: isThreadSanitized,
         "pure parsing, thousands of cases: plain swift test runs it; under TSan it would only starve the tests whose subject is timing"

@@ -6,6 +6,7 @@ import Testing
 /// own model); on one-byte mutations it never crashes, refuses whatever `JSONSerialization`
 /// refuses, and says `.notUTF8` exactly when the bytes are not UTF-8.
 @Suite(
+    .serialized,
     .disabled(
         if: isThreadSanitized,
         "pure parsing, thousands of cases: plain swift test runs it; under TSan it would only starve the tests whose subject is timing"

@@ -5,6 +5,7 @@ import Testing
 /// Promise 1: `JSONValue.read` is RFC 8259's grammar exactly, UTF-8 strict, depth-bounded,
 /// duplicate-refusing; `.notUTF8` wins whenever the input is not UTF-8.
 @Suite(
+    .serialized,
     .disabled(
         if: isThreadSanitized,
         "pure parsing, thousands of cases: plain swift test runs it; under TSan it would only starve the tests whose subject is timing"
@@ -333,6 +334,7 @@ struct Adversary28GrammarTests {
 
 /// Number edge cases a digit-counting or exponent-clamping reader gets wrong.
 @Suite(
+    .serialized,
     .disabled(
         if: isThreadSanitized,
         "pure parsing, thousands of cases: plain swift test runs it; under TSan it would only starve the tests whose subject is timing"
@@ -388,6 +390,7 @@ struct Adversary28NumberEdgeTests {
 
 /// Hostile sizes read in bounded time (no quadratic path): generous bounds, debug build.
 @Suite(
+    .serialized,
     .disabled(
         if: isThreadSanitized,
         "pure parsing, thousands of cases: plain swift test runs it; under TSan it would only starve the tests whose subject is timing"
@@ -427,6 +430,7 @@ struct Adversary28SizeTests {
 }
 
 @Suite(
+    .serialized,
     .disabled(
         if: isThreadSanitized,
         "pure parsing, thousands of cases: plain swift test runs it; under TSan it would only starve the tests whose subject is timing"

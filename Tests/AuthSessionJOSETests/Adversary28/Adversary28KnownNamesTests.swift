@@ -5,6 +5,7 @@ import Testing
 /// Promise 1 (second half): `readObject(_:knowing:)` finds every duplicate `readObject(_:)` finds,
 /// known or not, however spelled, and refuses exactly the documents `readObject(_:)` refuses.
 @Suite(
+    .serialized,
     .disabled(
         if: isThreadSanitized,
         "pure parsing, thousands of cases: plain swift test runs it; under TSan it would only starve the tests whose subject is timing"

@@ -62,6 +62,9 @@ private func fileBytes28b(_ path: String) -> [UInt8]? {
 
 @Suite(
     "Adversary28b: exclusive access of FileSessionStore across instances",
+    // One at a time: each holds the thread it runs on for seconds, and two at once would hold
+    // both of the cooperative pool's threads on this 2-core machine, stalling every other test.
+    .serialized,
     .disabled(
         if: isThreadSanitized,
         "threads held for seconds on the test's own threads: plain swift test runs it; FileCoordinationTests and ExclusiveAccessTurnsTests run under TSan"
