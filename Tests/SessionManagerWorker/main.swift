@@ -33,16 +33,6 @@ import AuthSessionOAuth2
 import AuthSessionProviders
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-// A worker lives ten minutes at most (SIGALRM's default action ends it): a test that loses one
-// (a hang in it or in the test) then reads the end of its output and fails, instead of hanging
-// the suite until CI's clock runs out.
-alarm(600)
 
 /// Prints one line at once (stdout is a pipe: nothing may wait in a buffer when the process is
 /// killed).

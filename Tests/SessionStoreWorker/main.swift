@@ -32,10 +32,6 @@ import Glibc
 import Darwin
 #endif
 
-// A worker lives ten minutes at most (SIGALRM's default action ends it): a test that loses one
-// (a hang in it or in the test) then reads the end of its output and fails, instead of hanging
-// the suite until CI's clock runs out.
-alarm(600)
 
 /// Session number `n`: its counter in the profile, its tokens padded to a realistic size.
 func session(_ n: Int) -> ManagedSession {
