@@ -33,7 +33,6 @@ import AuthSessionOAuth2
 import AuthSessionProviders
 import Foundation
 
-
 /// Prints one line at once (stdout is a pipe: nothing may wait in a buffer when the process is
 /// killed).
 func say(_ line: String) {

@@ -32,7 +32,6 @@ import Glibc
 import Darwin
 #endif
 
-
 /// Session number `n`: its counter in the profile, its tokens padded to a realistic size.
 func session(_ n: Int) -> ManagedSession {
     let padding = String(repeating: "x", count: 900)
