@@ -31,15 +31,18 @@ final class FileCoordination: Sendable {
     /// of a file store.
     let safeguarding: FileSafeguarding
 
-    /// The lock file, opened on first exclusive access and kept open; held by the in-process
-    /// lock for the whole of each exclusive access.
-    private let exclusive = ConcurrencySafeContainer<LockFile?>(nil)
+    /// What the in-process lock guards, held for the whole of each exclusive access.
+    private let exclusive = ConcurrencySafeContainer(Exclusive())
 
-    /// When this process's last wait for the lock file gave up (a holder stopped inside), and
-    /// the turn count it saw: a thread that was queued behind that wait on the in-process lock
-    /// gives up at once while the count stands still, instead of waiting a whole limit more
-    /// (threads queued one behind another would otherwise wait a limit each).
-    private let lastGiveUp = ConcurrencySafeContainer<(turns: UInt64?, uptime: TimeInterval)?>(nil)
+    private struct Exclusive: Sendable {
+        /// The lock file, opened on first exclusive access and kept open.
+        var lockFile: LockFile?
+        /// When this process's last wait for the lock file gave up (a holder stopped inside), and
+        /// the turn count it saw: a thread that was queued behind that wait on the in-process lock
+        /// gives up at once while the count stands still, instead of waiting a whole limit more
+        /// (threads queued one behind another would otherwise wait a limit each).
+        var lastGiveUp: (turns: UInt64?, uptime: TimeInterval)?
+    }
 
     /// The open lock file and the identity it had when opened: an open file's device and inode
     /// never change, so checking that it is still the one at the path takes one `lstat` of the
@@ -124,7 +127,7 @@ final class FileCoordination: Sendable {
     }
 
     deinit {
-        if let lockFile = exclusive.withLock({ $0 }) {
+        if let lockFile = exclusive.withLock({ $0.lockFile }) {
             close(lockFile.descriptor)
         }
     }
@@ -157,8 +160,8 @@ final class FileCoordination: Sendable {
         waitingAtMost waitLimit: TimeInterval = FileCoordination.defaultWaitLimit,
         _ body: () throws -> Result
     ) throws -> Result {
-        try exclusive.withLock { opened in
-            let lockFile = try lockFileAtPath(&opened, waitLimit: waitLimit)
+        try exclusive.withLock { state in
+            let lockFile = try lockFileAtPath(&state, waitLimit: waitLimit)
             defer { try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath) }
             Self.recordTurnIfAsked(lockFile)
             return try holding(body)
@@ -240,38 +243,38 @@ final class FileCoordination: Sendable {
     /// make progress, and at most `waitLimit` seconds without any (a holder stopped inside): tries
     /// without blocking, then sleeps a little longer each time (from 50 µs up to 2 ms), so a
     /// lock held for microseconds is had at once and a stopped holder costs a few hundred
-    /// wake-ups a second. Progress is the turn count in the lock file (``recordTurn(_:)``).
-    private func lockFileAtPath(_ opened: inout LockFile?, waitLimit: TimeInterval) throws(SessionStoreError) -> Int32 {
+    /// wake-ups a second. Progress is the turn count in the lock file (``recordTurnIfAsked(_:)``).
+    private func lockFileAtPath(_ state: inout Exclusive, waitLimit: TimeInterval) throws(SessionStoreError) -> Int32 {
         // The clock is read only once the lock is found held: an uncontended access never reads it.
-        if let lockFile = try tryLockFileAtPath(&opened) {
-            lastGiveUp.withLock { $0 = nil }
+        if let lockFile = try tryLockFileAtPath(&state.lockFile) {
+            state.lastGiveUp = nil
             return lockFile
         }
         var since = ProcessInfo.processInfo.systemUptime
         var lastTurns: UInt64?
-        if let giveUp = lastGiveUp.withLock({ $0 }), since - giveUp.uptime < waitLimit,
-            opened.map({ Self.turns($0.descriptor) }) == giveUp.turns
+        if let giveUp = state.lastGiveUp, since - giveUp.uptime < waitLimit,
+            state.lockFile.map({ Self.turns($0.descriptor) }) == giveUp.turns
         {
             // A wait ahead of this one gave up a moment ago, and no one has had a turn since.
             throw Self.heldTooLong(waitLimit)
         }
         var pause: useconds_t = 50
         while true {
-            if let lockFile = try tryLockFileAtPath(&opened) {
-                lastGiveUp.withLock { $0 = nil }
+            if let lockFile = try tryLockFileAtPath(&state.lockFile) {
+                state.lastGiveUp = nil
                 return lockFile
             }
             let now = ProcessInfo.processInfo.systemUptime
-            let turns = opened.map { Self.turns($0.descriptor) }
+            let turns = state.lockFile.map { Self.turns($0.descriptor) }
             if turns != lastTurns {
                 // Someone had a turn since the last look: the queue moves.
                 lastTurns = turns
                 since = now
             } else if now - since >= waitLimit {
-                lastGiveUp.withLock { $0 = (turns, now) }
+                state.lastGiveUp = (turns, now)
                 throw Self.heldTooLong(waitLimit)
             }
-            if let opened { Self.askForTurns(opened.descriptor) }
+            if let lockFile = state.lockFile { Self.askForTurns(lockFile.descriptor) }
             usleep(pause)
             pause = min(pause * 2, 2_000)
         }
@@ -280,8 +283,9 @@ final class FileCoordination: Sendable {
     /// ``withExclusiveAccess(_:)`` if it can be had at once (`LOCK_NB`); `nil` if another thread
     /// or process holds it.
     func withExclusiveAccessIfAvailable<Result>(_ body: () throws -> Result) throws -> Result? {
-        let outcome = try exclusive.withLockIfAvailable { opened -> Result? in
-            guard let lockFile = try tryLockFileAtPath(&opened) else { return nil }
+        let outcome = try exclusive.withLockIfAvailable { state -> Result? in
+            guard let lockFile = try tryLockFileAtPath(&state.lockFile) else { return nil }
+            state.lastGiveUp = nil
             defer { try? FileSystem.lock(lockFile, LOCK_UN, path: lockPath) }
             Self.recordTurnIfAsked(lockFile)
             return try holding(body)
