@@ -231,11 +231,16 @@ final class InotifyHub: Sendable {
             state.observers[state.nextID] = observer
             let startsThread = !state.isRunning
             if startsThread { state.isRunning = true }
-            // A thread asleep (it may sleep without a timeout) must look for a missing or refused
-            // folder within a second. A folder watched now needs no wake: the watch was added at
-            // the path as it stands, and the kernel wakes the thread for its events (a launch
-            // saves a context switch).
-            let wakes = state.isRunning && !startsThread && watch < 0 ? state.wakeWrite : nil
+            // A thread asleep must look for a missing or refused folder within a second, and a
+            // thread asleep without a timeout (nothing was watched) must start asking every
+            // ``folderCheckInterval`` whether the new folder is still at its path. A folder
+            // watched now, beside others already watched, needs no wake: the thread's sleep is
+            // already bounded, and the kernel wakes it for the new watch's events (a launch saves
+            // a context switch).
+            // Any other observation bounds the sleep (a second while one is missing, else
+            // ``folderCheckInterval``); with none, the thread sleeps until woken.
+            let sleepsUnbounded = state.observers.count == 1
+            let wakes = state.isRunning && !startsThread && (watch < 0 || sleepsUnbounded) ? state.wakeWrite : nil
             return (.observing(state.nextID), startsThread, wakes, refused ? (observer, code) : nil)
         }
         let (result, startsThread, wakes, refused) = addition
