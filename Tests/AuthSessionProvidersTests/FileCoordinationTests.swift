@@ -386,6 +386,22 @@ struct FileCoordinationTests {
         notifier.post()
         try await waitUntil(timeout: 60) { heard.withLock { $0 } == 1 }
     }
+    @Test("an owner's instance is a fresh random UUID (version 4) each time: two runs of one pid never share one")
+    func ownerInstancesAreRandomUUIDs() {
+        var seen: Set<String> = []
+        for _ in 0..<1_000 {
+            let owner = RefreshLease.Owner.inThisProcess()
+            #expect(owner.processIdentifier == getpid())
+            let uuid = UUID(uuidString: owner.instance)
+            #expect(uuid != nil, "not a UUID: \(owner.instance)")
+            if let uuid {
+                #expect(uuid.uuid.6 >> 4 == 4, "not version 4")
+                #expect(uuid.uuid.8 >> 6 == 0b10, "not the RFC 4122 variant")
+            }
+            seen.insert(owner.instance)
+        }
+        #expect(seen.count == 1_000)
+    }
 }
 
 /// Session number `n`, for store tests.

@@ -26,25 +26,42 @@ extension ManagedSessionProvider {
             state.lastTaskID += 1
             return state.lastTaskID
         }
-        let task = Task { [weak self] in
-            var isCancelled = false
-            do {
-                try await clock.sleep(until: date)
-            } catch {
-                isCancelled = true
-            }
-            guard let self else { return }
-            if !isCancelled && !Task.isCancelled {
-                body(self)
-            }
-            taskEnded(slot, id: id)
+        let task: ArmedTimer
+        if clock is SystemClock {
+            // The shared timers: arming starts no task and wakes no thread (a launch arms the
+            // proactive refresh's timer). The interval is measured now, as the clock's sleep does.
+            let interval = date.timeIntervalSince(clock.now)
+            let nanoseconds = interval > 0 && interval.isFinite ? UInt64(min(interval, 100 * 365 * 86_400) * 1e9) : 0
+            task = .shared(
+                SystemTimers.shared.schedule(afterNanoseconds: nanoseconds) { [weak self] in
+                    guard let self else { return }
+                    body(self)
+                    taskEnded(slot, id: id)
+                }
+            )
+        } else {
+            task = .task(
+                Task { [weak self] in
+                    var isCancelled = false
+                    do {
+                        try await clock.sleep(until: date)
+                    } catch {
+                        isCancelled = true
+                    }
+                    guard let self else { return }
+                    if !isCancelled && !Task.isCancelled {
+                        body(self)
+                    }
+                    taskEnded(slot, id: id)
+                }
+            )
         }
         let replaced = state.withLock { state -> ScheduledTask? in
             if let decision {
                 guard decision > state.lastTimerDecision else {
                     // An older decision performed late: the timer a later one armed stands.
                     state.tasksEndedEarly.remove(id)
-                    return ScheduledTask(id: id, task: task, deadline: date)
+                    return ScheduledTask(id: id, timer: task, deadline: date)
                 }
                 state.lastTimerDecision = decision
             }
@@ -52,13 +69,14 @@ extension ManagedSessionProvider {
             if id < state.lastRecordedTaskID[slot, default: 0] {
                 // A newer schedule of this slot was recorded first: this one is already replaced.
                 state.tasksEndedEarly.remove(id)
-                return ScheduledTask(id: id, task: task, deadline: date)
+                return ScheduledTask(id: id, timer: task, deadline: date)
             }
             state.lastRecordedTaskID[slot] = id
             if state.tasksEndedEarly.remove(id) != nil { return state.tasks.removeValue(forKey: slot) }
-            return state.tasks.updateValue(ScheduledTask(id: id, task: task, deadline: date), forKey: slot)
+            return state.tasks.updateValue(ScheduledTask(id: id, timer: task, deadline: date), forKey: slot)
         }
-        replaced?.task.cancel()
+        // A timer that ends tells the callers waiting for idleness, as a task's end does.
+        if let replaced { replaced.timer.cancel { taskEnded(slot, id: replaced.id) } }
     }
 
     func taskEnded(_ slot: TaskSlot, id: UInt64) {

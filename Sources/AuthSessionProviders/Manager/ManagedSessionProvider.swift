@@ -92,10 +92,10 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
 
     deinit {
         let leftovers = state.withLock { state in
-            (state.tasks.values.map(\.task), state.observations, state.registrations)
+            (state.tasks.values.map(\.timer), state.observations, state.registrations)
         }
         state.withLock { $0.noticeObservation }?.cancel()
-        for task in leftovers.0 { task.cancel() }
+        for timer in leftovers.0 { timer.cancel() }
         for observation in leftovers.1 { observation.cancel() }
         for registration in leftovers.2 { registration.cancel() }
         instrumentation.changes.finish()
@@ -162,7 +162,7 @@ public final class ManagedSessionProvider: AuthSessionProviderProtocol, CustomRe
                         // A timer that was due kept a waiter for idleness waiting: it may be idle now.
                         return (disarmed, disarmed == nil ? [] : state.takeIdleWaiters(now: now))
                     }
-                    disarmed?.task.cancel()
+                    if let disarmed { disarmed.timer.cancel { taskEnded(.refresh, id: disarmed.id) } }
                     for waiter in waiters { waiter.resume() }
                 }
             case .rewriteLater(let generation, let delay):

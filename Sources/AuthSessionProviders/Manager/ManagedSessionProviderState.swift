@@ -130,11 +130,30 @@ struct IdleWaiter {
     let continuation: CheckedContinuation<Void, Never>
 }
 
-/// A timer task and when it is due.
+/// A timer and when it is due.
 struct ScheduledTask {
     let id: UInt64
-    let task: Task<Void, Never>
+    let timer: ArmedTimer
     let deadline: Date
+}
+
+/// How a timer of the manager waits: on the process's shared timers for the system clock (no task
+/// until it fires), or in a task that sleeps on the clock for any other (a test's manual clock).
+enum ArmedTimer: Sendable {
+    case shared(SystemTimers.Timer)
+    case task(Task<Void, Never>)
+
+    /// Disarms it; its body does not run (unless it already started).
+    ///
+    /// - Parameter ended: Run when the timer will now never run its body and its end is not
+    ///   reported otherwise: a task's end is reported by the task itself, cancelled or not; a shared
+    ///   timer disarmed before it fired reports nothing, so `ended` stands for that report.
+    func cancel(ended: () -> Void = {}) {
+        switch self {
+        case .shared(let timer): if timer.cancel() { ended() }
+        case .task(let task): task.cancel()
+        }
+    }
 }
 
 /// Which stored session a sign-out removes.
