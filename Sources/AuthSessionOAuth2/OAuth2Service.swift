@@ -421,13 +421,21 @@ public struct OAuth2Service: RemoteAuthService {
                 client: configuration.client,
                 timeout: configuration.requestTimeout
             )
+            let sentAt = clock.now
             let response = try await send(request)
+            let serverClockOffset = ServerClock.offset(
+                dateHeader: response.header("Date"),
+                sentAt: sentAt,
+                receivedAt: clock.now,
+                limit: Self.maximumServerClockOffset
+            )
             let object = try HTTPExchange.jsonObject(from: response)
             var tokens = try tokens(
                 from: object,
                 status: response.statusCode,
                 expectedNonce: expectedNonce,
-                isRefresh: isRefresh
+                isRefresh: isRefresh,
+                serverClockOffset: serverClockOffset
             )
             if let idToken = tokens.idToken, let signatureVerifier {
                 do throws(RemoteAuthError) {
@@ -475,12 +483,21 @@ public struct OAuth2Service: RemoteAuthService {
         try await verifier.verifySignature(of: signed)
     }
 
-    /// Reads a token answer (RFC 6749 §5.1), field by field.
+    /// The largest difference between the server's clock and this device's that a token answer's
+    /// `Date` header is believed to show: a day. Within it, an ID token's time claims (`iat`,
+    /// `exp`, `auth_time`) are checked on the server's clock, so a device clock minutes or hours
+    /// off does not fail a sign-in; beyond it, the header is taken for a mistake and the device's
+    /// clock is used, as without a header.
+    public static let maximumServerClockOffset: TimeInterval = 86_400
+
+    /// Reads a token answer (RFC 6749 §5.1), field by field; the ID token's time claims are checked
+    /// on the server's clock when `serverClockOffset` says how far it is from this device's.
     func tokens(
         from object: [String: JSONValue],
         status: Int,
         expectedNonce: String?,
-        isRefresh: Bool = false
+        isRefresh: Bool = false,
+        serverClockOffset: TimeInterval? = nil
     ) throws(RemoteAuthError)
         -> IssuedTokens
     {
@@ -531,7 +548,7 @@ public struct OAuth2Service: RemoteAuthService {
                     issuer: configuration.issuer ?? claims.issuer,
                     clientID: configuration.client.id,
                     expectedNonce: expectedNonce,
-                    now: clock.now,
+                    now: clock.now.addingTimeInterval(serverClockOffset ?? 0),
                     leeway: configuration.clockLeeway,
                     checksTimeClaims: !isRefresh
                 )
@@ -548,7 +565,8 @@ public struct OAuth2Service: RemoteAuthService {
             tokenType: tokenType,
             expiresIn: expiresIn,
             scope: scope,
-            user: user
+            user: user,
+            serverClockOffset: serverClockOffset
         )
     }
 }

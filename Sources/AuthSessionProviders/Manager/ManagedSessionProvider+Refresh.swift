@@ -262,18 +262,22 @@ extension ManagedSessionProvider {
         let policy = retryPolicy
         let clock = clock
         let scope = configuration.refreshScope
+        let instrumentation = instrumentation
         return RefreshThread.awaitAnswer(
             of: {
                 await RefreshSendingWindow.$current.withValue(window) {
                     () async -> Result<IssuedTokens, RemoteAuthError> in
                     do throws(RemoteAuthError) {
-                        return .success(
-                            try await policy.run(clock: clock, isIdempotent: false) { _ throws(RemoteAuthError) in
-                                guard window.isOpen else { throw RemoteAuthError(.timedOut) }
-                                counters.attempted()
-                                return try await remote.refresh(refreshToken, scope: scope)
-                            }
-                        )
+                        let tokens = try await policy.run(clock: clock, isIdempotent: false) {
+                            _ throws(RemoteAuthError) in
+                            guard window.isOpen else { throw RemoteAuthError(.timedOut) }
+                            counters.attempted()
+                            return try await remote.refresh(refreshToken, scope: scope)
+                        }
+                        if let offset = tokens.serverClockOffset {
+                            instrumentation.delivery.send(.serverClockOffset(offset))
+                        }
+                        return .success(tokens)
                     } catch {
                         return .failure(error.presenting(grantType: "refresh_token"))
                     }

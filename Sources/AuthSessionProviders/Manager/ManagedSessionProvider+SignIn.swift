@@ -94,6 +94,9 @@ extension ManagedSessionProvider {
         let tokens: IssuedTokens
         do throws(RemoteAuthError) {
             tokens = try await obtainTokens()
+            if let offset = tokens.serverClockOffset {
+                instrumentation.delivery.send(.serverClockOffset(offset))
+            }
         } catch {
             throw error.reason == .cancelled ? .cancelled : .remote(error.presenting(grantType: grantType))
         }

@@ -77,6 +77,14 @@ public enum ManagedSessionObservation: Sendable, CustomStringConvertible, Custom
     /// for nothing) was made, put off, or given up: see ``RevocationOutcome``.
     case revocation(TokenKind, RevocationOutcome)
 
+    /// A token answer showed the server's clock this many seconds ahead of this device's
+    /// (negative: behind), measured from its `Date` header (see
+    /// ``IssuedTokens/serverClockOffset``): the ID token's time claims were checked on the
+    /// server's clock, and the session's expiry, a duration from now, is unchanged. Reported with
+    /// each sign-in or refresh whose answer showed one; an offset of a minute or more is a
+    /// ``Severity/warning`` (the device's clock is wrong: other apps and TLS may fail too).
+    case serverClockOffset(TimeInterval)
+
     /// What became of a revocation.
     ///
     /// All operations are thread-safe.
@@ -247,6 +255,8 @@ public enum ManagedSessionObservation: Sendable, CustomStringConvertible, Custom
             "changeNoticesFellBack(\(fallback))"
         case .revocation(let kind, let outcome):
             "revocation(\(kind.rawValue), \(outcome))"
+        case .serverClockOffset(let offset):
+            "serverClockOffset(\(offset.isFinite ? String(format: "%+.1f s", offset) : "\(offset) s"))"
         }
     }
 
@@ -263,6 +273,7 @@ public enum ManagedSessionObservation: Sendable, CustomStringConvertible, Custom
         case .credentialChecked: "credentialChecked"
         case .changeNoticesFellBack: "changeNoticesFellBack"
         case .revocation: "revocation"
+        case .serverClockOffset: "serverClockOffset"
         }
     }
 
@@ -293,6 +304,7 @@ public enum ManagedSessionObservation: Sendable, CustomStringConvertible, Custom
         case .revocation(_, .revoked): .info
         case .revocation(_, .pending), .revocation(_, .expired): .warning
         case .revocation(_, .failed): .error
+        case .serverClockOffset(let offset): abs(offset) >= 60 ? .warning : .info
         }
     }
 

@@ -278,6 +278,12 @@ public struct IssuedTokens: Sendable, Hashable, CustomStringConvertible, CustomD
     /// refuses the tokens of another; it never stores it. `nil` otherwise.
     public var unverifiedSubject: String?
 
+    /// How far the server's clock is ahead of this device's (negative: behind), in seconds, when
+    /// the answer showed a measurable difference (an OAuth 2.0 client measures it from the token
+    /// endpoint's `Date` header); `nil` when it showed none. The ID token's time claims were
+    /// checked on the server's clock; ``expiresIn`` is a duration, which no offset changes.
+    public var serverClockOffset: TimeInterval?
+
     /// Creates issued tokens.
     ///
     /// - Parameters:
@@ -289,6 +295,7 @@ public struct IssuedTokens: Sendable, Hashable, CustomStringConvertible, CustomD
     ///   - scope: The granted scopes.
     ///   - user: The user.
     ///   - unverifiedSubject: The subject of an ID token that could not be verified.
+    ///   - serverClockOffset: How far the server's clock is ahead of this device's.
     public init(
         accessToken: String,
         refreshToken: String? = nil,
@@ -297,7 +304,8 @@ public struct IssuedTokens: Sendable, Hashable, CustomStringConvertible, CustomD
         expiresIn: TimeInterval? = nil,
         scope: [String]? = nil,
         user: ManagedUser? = nil,
-        unverifiedSubject: String? = nil
+        unverifiedSubject: String? = nil,
+        serverClockOffset: TimeInterval? = nil
     ) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
@@ -307,6 +315,7 @@ public struct IssuedTokens: Sendable, Hashable, CustomStringConvertible, CustomD
         self.scope = scope
         self.user = user
         self.unverifiedSubject = unverifiedSubject
+        self.serverClockOffset = serverClockOffset
     }
 
     /// Which tokens are present, the lifetime and the user; never a token.

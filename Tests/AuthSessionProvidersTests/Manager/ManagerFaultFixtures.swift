@@ -152,6 +152,7 @@ final class AdvRemote: RemoteAuthService, Sendable {
         var verdict: CredentialState?
         var stripsRefreshTokens = false
         var signInAccessToken: String?
+        var serverClockOffset: TimeInterval?
     }
     private let state = ConcurrencySafeContainer(State())
 
@@ -176,6 +177,11 @@ final class AdvRemote: RemoteAuthService, Sendable {
         get { state.withLock { $0.signInAccessToken } }
         set { state.withLock { $0.signInAccessToken = newValue } }
     }
+    /// The server clock offset every answer reports, as an OAuth 2.0 client measures it.
+    var serverClockOffset: TimeInterval? {
+        get { state.withLock { $0.serverClockOffset } }
+        set { state.withLock { $0.serverClockOffset = newValue } }
+    }
     var checkCount: Int { state.withLock { $0.checkCount } }
     var heldCheckCount: Int { state.withLock { $0.held.count } }
 
@@ -198,11 +204,14 @@ final class AdvRemote: RemoteAuthService, Sendable {
         }
         if strips { tokens.refreshToken = nil }
         if let replacement { tokens.accessToken = replacement }
+        tokens.serverClockOffset = serverClockOffset
         return tokens
     }
 
     func refresh(_ refreshToken: String, scope: [String]?) async throws(RemoteAuthError) -> IssuedTokens {
-        try await server.refresh(refreshToken, scope: scope)
+        var tokens = try await server.refresh(refreshToken, scope: scope)
+        tokens.serverClockOffset = serverClockOffset
+        return tokens
     }
 
     func revoke(_ token: String, kind: TokenKind) async throws(RemoteAuthError) {
