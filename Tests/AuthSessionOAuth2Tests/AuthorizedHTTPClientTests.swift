@@ -164,7 +164,7 @@ import FoundationNetworking
         harness.server.holdsRefreshes = true
         let client = harness.client
         let request = Task { try await client.data(for: AuthorizerHarness.request) }
-        try await harness.server.waitForHeldRefreshes(1, timeout: 60)
+        try await harness.server.waitForHeldRefreshes(1, timeout: 300)
 
         request.cancel()
         let result = try await withSafetyNet { await request.result }
@@ -355,7 +355,7 @@ import FoundationNetworking
         // Early: some rejections start the refresh, which the server holds.
         let early = Int.random(in: 1...40, using: &generator!)
         harness.api.releaseHeld(early, shuffledWith: &generator)
-        try await harness.server.waitForHeldRefreshes(1, timeout: 60)
+        try await harness.server.waitForHeldRefreshes(1, timeout: 300)
         // While it is out: more rejections join it.
         let during = Int.random(in: 0...40, using: &generator!)
         harness.api.releaseHeld(during, shuffledWith: &generator)

@@ -55,7 +55,7 @@ import Testing
         /// too, once it holds a session), runs `before` (the user acts), then ends the earliest
         /// wait: one poll.
         func nextPoll(sleepers: Int = 1, before: () -> Void = {}) async throws {
-            try await clock.waitForSleepers(sleepers, timeout: 60)
+            try await clock.waitForSleepers(sleepers, timeout: 300)
             before()
             clock.advanceToNextDeadline()
         }
@@ -189,7 +189,7 @@ import Testing
         let start = harness.clock.now
         let signIn = Task { try await harness.provider.signIn(with: authorization) }
         try await harness.nextPoll()
-        try await harness.clock.waitForSleepers(1, timeout: 60)
+        try await harness.clock.waitForSleepers(1, timeout: 300)
         signIn.cancel()
         let error = try #require(try await outcome(of: signIn).failure)
         #expect(error == .cancelled)
@@ -204,7 +204,7 @@ import Testing
         let authorization = harness.authorize(interval: 5)
         let signIn = Task { try await harness.provider.signIn(with: authorization) }
         try await harness.nextPoll()
-        try await harness.clock.waitForSleepers(1, timeout: 60)
+        try await harness.clock.waitForSleepers(1, timeout: 300)
         let other = try await harness.provider.signIn(with: .password(username: "ada", password: "pw"))
         try await harness.nextPoll(sleepers: 2) {
             harness.server.approveDeviceCode(authorization.userCode, as: ada)

@@ -147,10 +147,10 @@ import Testing
         let start = clock.now
         let poll = Task { try await service.pollDeviceAuthorization(authorization) }
         for _ in 0..<3 {
-            try await clock.waitForSleepers(1, timeout: 60)
+            try await clock.waitForSleepers(1, timeout: 300)
             clock.advanceToNextDeadline()
         }
-        try await clock.waitForSleepers(1, timeout: 60)
+        try await clock.waitForSleepers(1, timeout: 300)
         poll.cancel()
         _ = await poll.result
         #expect(polls.withLock { $0 }.map { $0.timeIntervalSince(start) } == [expected, 2 * expected, 3 * expected])
@@ -196,7 +196,7 @@ import Testing
         authorization.interval = 1_000
         let start = clock.now
         let poll = Task { try await service.pollDeviceAuthorization(authorization) }
-        try await clock.waitForSleepers(1, timeout: 60)
+        try await clock.waitForSleepers(1, timeout: 300)
         #expect(clock.advanceToNextDeadline() == 600)
         let error = await #expect(throws: RemoteAuthError.self) { try await poll.value }
         #expect(error?.serverCode == "expired_token")

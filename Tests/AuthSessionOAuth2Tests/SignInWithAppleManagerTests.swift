@@ -153,7 +153,7 @@ import Testing
         await app.settle()
         #expect(app.handle.sessionStatus == .signedIn, "nothing tells a running app")
         activation.fire()
-        try await app.recorder.waitForStatus(.signedOut, timeout: 60)
+        try await app.recorder.waitForStatus(.signedOut, timeout: 300)
         await app.settle()
         #expect(app.provider.session == nil)
         #expect(try store.load() == nil)
@@ -172,7 +172,7 @@ import Testing
         #expect(apple.observerCount == 1, "the service's signal is wired by default")
         apple.stopUsingAppleID(userID: Self.ada.userID, notifies: true)
         #expect(app.provider.session == nil, "signed out before the post returned")
-        try await app.recorder.waitForStatus(.signedOut, timeout: 60)
+        try await app.recorder.waitForStatus(.signedOut, timeout: 300)
     }
 
     @Test func deletingTheAccountRevokesAtTheBackendThenSignsOut() async throws {
@@ -186,7 +186,7 @@ import Testing
         #expect(try await apple.credentialState(forUserID: Self.ada.userID) == .revoked)
         #expect(app.provider.session == nil)
         #expect(try store.load() == nil)
-        try await app.recorder.waitForStatus(.signedOut, timeout: 60)
+        try await app.recorder.waitForStatus(.signedOut, timeout: 300)
         let events = try await withSafetyNet {
             var iterator = changes
             var events: [String] = []
@@ -234,7 +234,7 @@ import Testing
         try await withSafetyNet { await states.waitForHeldCheck() }
         _ = try await app.provider.refresh()  // the backend rotates while Apple answers
         states.release()
-        try await app.recorder.waitForStatus(.signedOut, timeout: 60)
+        try await app.recorder.waitForStatus(.signedOut, timeout: 300)
         #expect(app.provider.session == nil, "Apple's verdict is about the Apple ID, not about the tokens it saw")
     }
 
@@ -268,7 +268,7 @@ import Testing
         try await withSafetyNet { await states.waitForHeldCheck() }
         _ = try await fileProvider.provider.refresh()
         states.release()
-        try await app.recorder.waitForStatus(.signedOut, timeout: 60)
+        try await app.recorder.waitForStatus(.signedOut, timeout: 300)
         await app.settle()
         #expect(try store.load() == nil, "the revoked Apple ID's session, rotated elsewhere, is removed too")
         let relaunched = App(service: service(apple), store: store, clock: clock, activation: ManualActivationSignal())

@@ -122,14 +122,14 @@ struct FileCoordinationTests {
 
         let beforeRemoval = heard.withLock { $0 }
         try writer.remove()
-        try await waitUntil(timeout: 60) { heard.withLock { $0 } > beforeRemoval }
+        try await waitUntil(timeout: 300) { heard.withLock { $0 } > beforeRemoval }
         let beforeLease = heard.withLock { $0 }
         try writer.withExclusiveAccess {
             try writer.saveLease(
                 RefreshLease(owner: .inThisProcess(), startedAt: 0, deadline: 1, refreshTokenFingerprint: "f")
             )
         }
-        try await waitUntil(timeout: 60) { heard.withLock { $0 } > beforeLease }
+        try await waitUntil(timeout: 300) { heard.withLock { $0 } > beforeLease }
     }
 
     @Test("inotify: the folder replaced under an observation is watched again")
@@ -146,7 +146,7 @@ struct FileCoordinationTests {
         defer { observation.cancel() }
         try await waitForWatch(heard: heard, writer: writer)
         #expect(rename(folderURL.path, parent.path("old")) == 0)
-        try await waitUntil(timeout: 60) { heard.withLock { $0 } > 0 }
+        try await waitUntil(timeout: 300) { heard.withLock { $0 } > 0 }
         // A new folder at the path: its writes are heard.
         let deadline = Date().addingTimeInterval(10)
         var n = 2
@@ -183,14 +183,14 @@ struct FileCoordinationTests {
         try FileManager.default.createDirectory(at: parentURL, withIntermediateDirectories: false)
         let beforeParent = heard.withLock { $0 }
         try writer.save(sampleSession(2))
-        try await waitUntil(timeout: 30) { heard.withLock { $0 } > beforeParent }
+        try await waitUntil(timeout: 300) { heard.withLock { $0 } > beforeParent }
 
         // Then the store's folder itself is moved away and made again: one save there.
         #expect(rename(folderURL.path, parentURL.appendingPathComponent("store-moved").path) == 0)
-        try await waitUntil(timeout: 30) { heard.withLock { $0 } > beforeParent + 1 }
+        try await waitUntil(timeout: 300) { heard.withLock { $0 } > beforeParent + 1 }
         let beforeFolder = heard.withLock { $0 }
         try writer.save(sampleSession(3))
-        try await waitUntil(timeout: 30) { heard.withLock { $0 } > beforeFolder }
+        try await waitUntil(timeout: 300) { heard.withLock { $0 } > beforeFolder }
     }
 
     @Test(
@@ -215,10 +215,10 @@ struct FileCoordinationTests {
         defer { observation.cancel() }
 
         try writer.save(sampleSession(1))
-        try await waitUntil(timeout: 30) { heard.withLock { $0 } > 0 }
+        try await waitUntil(timeout: 300) { heard.withLock { $0 } > 0 }
         let beforeRemoval = heard.withLock { $0 }
         try writer.remove()
-        try await waitUntil(timeout: 30) { heard.withLock { $0 } > beforeRemoval }
+        try await waitUntil(timeout: 300) { heard.withLock { $0 } > beforeRemoval }
         #expect(fallbacks.withLock { $0 } == [.instanceUnavailable(code: EMFILE)], "reported once")
         #expect("\(fallbacks.withLock { $0 }[0])".contains("inotify_init1 failed"))
         #expect(!"\(fallbacks.withLock { $0 }[0])".contains(folder.url.path), "no path")
@@ -259,18 +259,18 @@ struct FileCoordinationTests {
         defer { observation.cancel() }
 
         try writer.save(sampleSession(1))
-        try await waitUntil(timeout: 30) { heard.withLock { $0 } > 0 }
+        try await waitUntil(timeout: 300) { heard.withLock { $0 } > 0 }
         let beforeRemoval = heard.withLock { $0 }
         try writer.remove()
-        try await waitUntil(timeout: 30) { heard.withLock { $0 } > beforeRemoval }
+        try await waitUntil(timeout: 300) { heard.withLock { $0 } > beforeRemoval }
 
         // The kernel watches again: notices go on (the first says "read again").
         refuses.withLock { $0 = false }
         let beforeWatch = heard.withLock { $0 }
-        try await waitUntil(timeout: 30) { heard.withLock { $0 } > beforeWatch }
+        try await waitUntil(timeout: 300) { heard.withLock { $0 } > beforeWatch }
         let beforeSave = heard.withLock { $0 }
         try writer.save(sampleSession(2))
-        try await waitUntil(timeout: 30) { heard.withLock { $0 } > beforeSave }
+        try await waitUntil(timeout: 300) { heard.withLock { $0 } > beforeSave }
         #expect(fallbacks.withLock { $0 } == [.watchRefused(code: ENOSPC)], "reported once")
     }
 
@@ -354,11 +354,11 @@ struct FileCoordinationTests {
         let a = notifier.observe { first.withLock { $0 += 1 } }
         let b = notifier.observe { second.withLock { $0 += 1 } }
         notifier.post()
-        try await waitUntil(timeout: 60) { first.withLock { $0 } >= 1 && second.withLock { $0 } >= 1 }
+        try await waitUntil(timeout: 300) { first.withLock { $0 } >= 1 && second.withLock { $0 } >= 1 }
         b.cancel()
         let secondBefore = second.withLock { $0 }
         notifier.post()
-        try await waitUntil(timeout: 60) { first.withLock { $0 } >= 2 }
+        try await waitUntil(timeout: 300) { first.withLock { $0 } >= 2 }
         #expect(second.withLock { $0 } == secondBefore)
         a.cancel()
     }
@@ -371,7 +371,7 @@ struct FileCoordinationTests {
         let observation = notifier.observe { heard.withLock { $0 += 1 } }
         defer { observation.cancel() }
         signature.withLock { $0 = "two" }
-        try await waitUntil(timeout: 60) { heard.withLock { $0 } == 1 }
+        try await waitUntil(timeout: 300) { heard.withLock { $0 } == 1 }
     }
 
     @Test(
@@ -384,7 +384,7 @@ struct FileCoordinationTests {
         let observation = notifier.observe { heard.withLock { $0 += 1 } }
         defer { observation.cancel() }
         notifier.post()
-        try await waitUntil(timeout: 60) { heard.withLock { $0 } == 1 }
+        try await waitUntil(timeout: 300) { heard.withLock { $0 } == 1 }
     }
     @Test("an owner's instance is a fresh random UUID (version 4) each time: two runs of one pid never share one")
     func ownerInstancesAreRandomUUIDs() {

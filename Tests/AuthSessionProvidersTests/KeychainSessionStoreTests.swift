@@ -693,12 +693,12 @@ struct KeychainSessionStoreTests {
         }
         signOut.start()
         // It must not wait for the refresh, which would wait for it in turn once the server answers.
-        guard (try? await waitUntil(timeout: 30, { returned.withLock { $0 } })) != nil else {
+        guard (try? await waitUntil(timeout: 300, { returned.withLock { $0 } })) != nil else {
             // Recorded; releasing the refresh now would deadlock the two threads for good.
             return
         }
         fixture.server.releaseHeldRefreshes()
-        try await waitUntil(timeout: 60) { refreshEnded.withLock { $0 } }
+        try await waitUntil(timeout: 300) { refreshEnded.withLock { $0 } }
         _ = await refresh.value
         await provider.waitUntilIdle()
         await handle.waitUntilIdle()
@@ -728,7 +728,7 @@ struct KeychainSessionStoreTests {
         let garbage = Data("garbage".utf8)
         fixture.keychain.plant(garbage, at: mainAddress, stamp: stamp, protection: afterFirstUnlock)
         fixture.server.releaseHeldRefreshes()
-        try await waitUntil(timeout: 60) { refreshEnded.withLock { $0 } }
+        try await waitUntil(timeout: 300) { refreshEnded.withLock { $0 } }
         let refreshed = try await refresh.value
         await provider.waitUntilIdle()
         await handle.waitUntilIdle()

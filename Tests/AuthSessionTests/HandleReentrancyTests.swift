@@ -11,7 +11,7 @@ import Testing
 /// - Returns: `false` if the handle was not idle in time.
 private func waitUntilIdle<Provider>(
     _ handle: AuthSessionHandle<Provider>,
-    timeout: TimeInterval = 60
+    timeout: TimeInterval = 300
 ) async -> Bool {
     let outcome = ConcurrencySafeContainer<CheckedContinuation<Bool, Never>?>(nil)
     return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in

@@ -9,7 +9,7 @@ struct SafetyNetExpired: Error {}
 /// Runs `body`, failing with ``SafetyNetExpired`` after `seconds`: a safety net against a lost
 /// wake-up, not a way to wait.
 func withSafetyNet<T: Sendable>(
-    _ seconds: TimeInterval = 60,
+    _ seconds: TimeInterval = 300,
     _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     try await withThrowingTaskGroup(of: T.self) { group in

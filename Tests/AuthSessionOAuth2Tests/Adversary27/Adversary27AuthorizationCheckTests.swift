@@ -200,7 +200,7 @@ struct Adversary27AuthorizationCheckTests {
 }
 
 /// Waits until `condition` holds, yielding between looks; fails after `timeout` seconds.
-private func waitUntilTrue(timeout: TimeInterval = 30, _ condition: @Sendable () -> Bool) async throws {
+private func waitUntilTrue(timeout: TimeInterval = 300, _ condition: @Sendable () -> Bool) async throws {
     let deadline = Date().addingTimeInterval(timeout)
     while !condition() {
         guard Date() < deadline else {

@@ -205,7 +205,7 @@ struct SafetyNetExpired: Error {}
 /// Runs `body`, failing with ``SafetyNetExpired`` after `seconds`: a safety net against a lost
 /// wake-up, not a way to wait (the body waits on the thing itself).
 func withSafetyNet<T: Sendable>(
-    _ seconds: TimeInterval = 60,
+    _ seconds: TimeInterval = 300,
     _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     try await withThrowingTaskGroup(of: T.self) { group in
@@ -221,7 +221,7 @@ func withSafetyNet<T: Sendable>(
 
 /// Waits until `condition` holds, yielding between looks; throws ``SafetyNetExpired`` after
 /// `timeout` seconds (a safety net: the condition is what the test waits on).
-func waitUntil(timeout: TimeInterval = 60, _ condition: @Sendable () -> Bool) async throws {
+func waitUntil(timeout: TimeInterval = 300, _ condition: @Sendable () -> Bool) async throws {
     let deadline = Date().addingTimeInterval(timeout)
     while !condition() {
         guard Date() < deadline else { throw SafetyNetExpired() }

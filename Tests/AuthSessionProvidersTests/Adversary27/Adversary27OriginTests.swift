@@ -115,7 +115,7 @@ struct Adversary27OriginTests {
         #expect(first.session?.refreshToken == stored.refreshToken)
         try first.signout(with: nil)
         await first.waitUntilIdle()
-        try await waitUntil(timeout: 60) { !store.pendingRevocations.isEmpty }
+        try await waitUntil(timeout: 300) { !store.pendingRevocations.isEmpty }
         _ = handle
 
         // A manager configured for another issuer (a staging build sharing the store).

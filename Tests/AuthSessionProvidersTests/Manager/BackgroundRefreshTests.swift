@@ -109,7 +109,7 @@ struct BackgroundRefreshTests {
         harness.server.holdsRefreshes = true
         let refresh = provider.backgroundRefresh()
         let run = Task { await refresh.run() }
-        try await harness.server.waitForHeldRefreshes(1, timeout: 60)
+        try await harness.server.waitForHeldRefreshes(1, timeout: 300)
         refresh.expire()
         let result = await run.value
         #expect(result.outcome == .expired)

@@ -102,7 +102,7 @@ struct BackgroundTimeTests {
 
         harness.server.holdsRefreshes = true
         let refresh = Task { try await provider.refresh() }
-        try await harness.server.waitForHeldRefreshes(1, timeout: 60)
+        try await harness.server.waitForHeldRefreshes(1, timeout: 300)
         #expect(background.running == ["AuthSessionKit.refresh"])
         let lease = try #require(harness.store.storedLease, "the lease was recorded before the expiry")
         let accessesBefore = harness.store.exclusiveAccessCount
@@ -189,10 +189,10 @@ struct BackgroundTimeTests {
         let token = ExpiringActivityAssertion(performer: ended.performer).begin("work") {
             expiredCount.withLock { $0 += 1 }
         }
-        try await waitUntil(timeout: 60) { ended.blocks.withLock { $0.count } == 1 }
+        try await waitUntil(timeout: 300) { ended.blocks.withLock { $0.count } == 1 }
         #expect(ended.returned.withLock { $0 } == 0, "the granted block is held while the work runs")
         token.end()
-        try await waitUntil(timeout: 60) { ended.returned.withLock { $0 } == 1 }
+        try await waitUntil(timeout: 300) { ended.returned.withLock { $0 } == 1 }
         ended.expire()
         #expect(expiredCount.withLock { $0 } == 0, "an activity that ended is not told of a later expiry")
 
@@ -201,9 +201,9 @@ struct BackgroundTimeTests {
         let second = ExpiringActivityAssertion(performer: expiring.performer).begin("work") {
             told.withLock { $0 += 1 }
         }
-        try await waitUntil(timeout: 60) { expiring.blocks.withLock { $0.count } == 1 }
+        try await waitUntil(timeout: 300) { expiring.blocks.withLock { $0.count } == 1 }
         expiring.expire()
-        try await waitUntil(timeout: 60) { expiring.returned.withLock { $0 } == 1 }
+        try await waitUntil(timeout: 300) { expiring.returned.withLock { $0 } == 1 }
         #expect(told.withLock { $0 } == 1, "the work is told once")
         second.end()
 
@@ -212,6 +212,6 @@ struct BackgroundTimeTests {
         _ = ExpiringActivityAssertion(performer: none.performer).begin("work") {
             toldAtOnce.withLock { $0 += 1 }
         }
-        try await waitUntil(timeout: 60) { toldAtOnce.withLock { $0 } == 1 }
+        try await waitUntil(timeout: 300) { toldAtOnce.withLock { $0 } == 1 }
     }
 }

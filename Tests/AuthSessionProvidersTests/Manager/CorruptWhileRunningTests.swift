@@ -53,7 +53,7 @@ struct CorruptWhileRunningTests {
 
         // The session is back in the file, written back by one of them.
         let store = FileSessionStore(directory: folder.url)
-        try await waitUntil(timeout: 60) { (try? store.load())?.refreshToken == session.refreshToken }
+        try await waitUntil(timeout: 300) { (try? store.load())?.refreshToken == session.refreshToken }
         await app.waitUntilIdle()
         await widget.waitUntilIdle()
         await appRecorder.drain()

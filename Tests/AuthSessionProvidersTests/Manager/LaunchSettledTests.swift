@@ -26,7 +26,7 @@ struct LaunchSettledTests {
         // The server answers the refresh once it has it: a network round trip.
         server.holdsRefreshes = true
         let answering = Task {
-            try await server.waitForHeldRefreshes(1, timeout: 60)
+            try await server.waitForHeldRefreshes(1, timeout: 300)
             server.holdsRefreshes = false
             server.releaseHeldRefreshes()
         }
@@ -59,7 +59,7 @@ struct LaunchSettledTests {
         let handle = AuthSessionHandle(sessionProvider: provider)
         await handle.waitUntilIdle()
         #expect(handle.sessionStatus == .syncing, "the handle applied fetchingSession; the refresh is held")
-        try await server.waitForHeldRefreshes(1, timeout: 60)
+        try await server.waitForHeldRefreshes(1, timeout: 300)
         server.holdsRefreshes = false
         server.releaseHeldRefreshes()
         await handle.waitUntilLaunchSettled()
@@ -100,7 +100,7 @@ struct LaunchSettledTests {
             configuration: .init(checksCredentialState: false)
         )
         let waiting = Task { await provider.waitUntilLaunchSettled() }
-        try await waitUntil(timeout: 60) { provider.idleWaiterCount == 1 }
+        try await waitUntil(timeout: 300) { provider.idleWaiterCount == 1 }
         let handle = AuthSessionHandle(sessionProvider: provider)
         await waiting.value
         #expect(provider.session == stored)

@@ -79,12 +79,12 @@ struct LeaseRuleTests {
         let pair = try await Pair()
         pair.server.holdsRefreshes = true
         let appRefresh = Task { try await pair.app.refresh() }
-        try await pair.server.waitForHeldRefreshes(1, timeout: 60)
+        try await pair.server.waitForHeldRefreshes(1, timeout: 300)
         #expect(pair.store.storedLease != nil)
 
         pair.clock.advance(by: -setBack)
         let widgetRefresh = Task { try await pair.widget.refresh() }
-        try await waitUntil(timeout: 60) { pair.widget.leaseWaiterCount == 1 || pair.server.refreshCount > 1 }
+        try await waitUntil(timeout: 300) { pair.widget.leaseWaiterCount == 1 || pair.server.refreshCount > 1 }
         #expect(pair.server.refreshCount == 1, "the widget waits; it does not present the same token")
 
         pair.server.releaseHeldRefreshes()
@@ -102,17 +102,17 @@ struct LeaseRuleTests {
         let pair = try await Pair(appLease: 300, widgetLease: 120)
         pair.server.holdsRefreshes = true
         let appRefresh = Task { try await pair.app.refresh() }
-        try await pair.server.waitForHeldRefreshes(1, timeout: 60)
+        try await pair.server.waitForHeldRefreshes(1, timeout: 300)
         let lease = try #require(pair.store.storedLease)
         #expect(lease.deadline - lease.startedAt == 300)
 
         let widgetRefresh = Task { try await pair.widget.refresh() }
-        try await waitUntil(timeout: 60) { pair.widget.leaseWaiterCount == 1 || pair.server.refreshCount > 1 }
+        try await waitUntil(timeout: 300) { pair.widget.leaseWaiterCount == 1 || pair.server.refreshCount > 1 }
         // 200 s in: past the widget's own 120 s, inside the app's 300 s.
         for _ in 0..<100 {
-            try await pair.clock.waitForSleepers(1, timeout: 60)
+            try await pair.clock.waitForSleepers(1, timeout: 300)
             pair.clock.advance(by: 2)
-            try await waitUntil(timeout: 60) { pair.widget.leaseWaiterCount == 1 || pair.server.refreshCount > 1 }
+            try await waitUntil(timeout: 300) { pair.widget.leaseWaiterCount == 1 || pair.server.refreshCount > 1 }
         }
         #expect(pair.server.refreshCount == 1, "200 s into a 300 s lease: the widget still waits")
         pair.server.releaseHeldRefreshes()
@@ -137,15 +137,15 @@ struct LeaseRuleTests {
             )
         )
         let refresh = Task { try await pair.widget.refresh() }
-        try await waitUntil(timeout: 60) { pair.widget.leaseWaiterCount == 1 }
+        try await waitUntil(timeout: 300) { pair.widget.leaseWaiterCount == 1 }
         #expect(pair.server.refreshCount == 0, "it stands")
         for _ in 0..<29 {
-            try await pair.clock.waitForSleepers(1, timeout: 60)
+            try await pair.clock.waitForSleepers(1, timeout: 300)
             pair.clock.advance(by: 2)
-            try await waitUntil(timeout: 60) { pair.widget.leaseWaiterCount == 1 || pair.server.refreshCount > 0 }
+            try await waitUntil(timeout: 300) { pair.widget.leaseWaiterCount == 1 || pair.server.refreshCount > 0 }
         }
         #expect(pair.server.refreshCount == 0, "58 s of the widget's time into a 60 s lease")
-        try await pair.clock.waitForSleepers(1, timeout: 60)
+        try await pair.clock.waitForSleepers(1, timeout: 300)
         pair.clock.advance(by: 3)
         _ = try await refresh.value
         #expect(pair.server.refreshCount == 1, "taken over after 60 s of its own time, not an hour later")
@@ -165,7 +165,7 @@ struct LeaseRuleTests {
             )
         )
         let refresh = Task { try await pair.widget.refresh() }
-        try await waitUntil(timeout: 60) { pair.widget.leaseWaiterCount == 1 }
+        try await waitUntil(timeout: 300) { pair.widget.leaseWaiterCount == 1 }
         pair.clock.advance(by: RefreshLease.maximumDuration + 1)
         _ = try await refresh.value
         #expect(pair.server.refreshCount == 1)
@@ -194,7 +194,7 @@ struct SignOutOwnsTests {
         #expect(widget.provider.session?.user.identifier == alice.identifier)
 
         try app.provider.signout(with: nil)
-        try await waitUntil(timeout: 60) { widget.provider.session == nil }
+        try await waitUntil(timeout: 300) { widget.provider.session == nil }
         await widget.settle()
 
         try await app.signIn(bob)
@@ -244,7 +244,7 @@ struct ExchangeAfterLapseTests {
         }
         // The first presentation was answered 503; the retry waits 10 s, the watchdog until the
         // cutoff (55 s).
-        try await clock.waitForSleepers(sleeping + 2, timeout: 60)
+        try await clock.waitForSleepers(sleeping + 2, timeout: 300)
         #expect(server.refreshLog.count == 1)
         // The wall clock goes back an hour, then an hour and 10 s pass: the retry is due on the
         // wall clock, the lease lapsed long ago on the uptime.

@@ -222,7 +222,7 @@ struct ManagedSessionObserverTests {
             )
         )
         let refresh = Task { try await manager.provider.refresh() }
-        try await waitUntil(timeout: 60) { manager.provider.leaseWaiterCount == 1 }
+        try await waitUntil(timeout: 300) { manager.provider.leaseWaiterCount == 1 }
         try await manager.clock.waitForSleepers(1)
         manager.clock.advance(by: 31)
         _ = try await refresh.value
@@ -284,7 +284,7 @@ struct ManagedSessionObserverTests {
             activationSignal: ManualActivationSignal(),
             clock: clock
         )
-        try await server.waitForHeldRefreshes(1, timeout: 60)
+        try await server.waitForHeldRefreshes(1, timeout: 300)
         #expect(provider.session != nil, "the launch found the stored session")
         try provider.signout(with: nil)
         server.releaseHeldRefreshes()
@@ -368,7 +368,7 @@ struct ManagedSessionObserverTests {
             for _ in 0..<5 { try await manager.provider.refresh() }
             done.withLock { $0 = true }
         }
-        try await waitUntil(timeout: 60, { done.withLock { $0 } })
+        try await waitUntil(timeout: 300, { done.withLock { $0 } })
         #expect(manager.observer.observations.isEmpty, "held at the first, the manager went on")
         manager.observer.release()
         try await work.value

@@ -22,7 +22,7 @@ struct ManagerBiometricFailureTests {
         var stored = try await issuedSession(by: server, at: clock)
         stored.isBiometricAuthenticationEnabled = true
         let harness = ManagerHarness(stored: stored, server: server, clock: clock)
-        try await harness.authenticator.resolveNextPrompt(with: .failure(error), timeout: 60)
+        try await harness.authenticator.resolveNextPrompt(with: .failure(error), timeout: 300)
         await harness.handle.waitForBiometricPrompt()
         await harness.settle()
         return (harness, stored)
@@ -50,7 +50,7 @@ struct ManagerBiometricFailureTests {
         #expect(harness.handle.sessionStatus == .signedOut)
         #expect(harness.provider.session == nil)
         #expect(harness.store.storedSession == nil)
-        try await waitUntil(timeout: 60) { harness.server.revokedTokens.contains(stored.refreshToken ?? "") }
+        try await waitUntil(timeout: 300) { harness.server.revokedTokens.contains(stored.refreshToken ?? "") }
     }
 
     @Test("an app that treats a locked-out device as a stranger's says so in the configuration")

@@ -91,7 +91,7 @@ extension ManagerCredentialTests {
             #expect(await advEventually { remote.heldCheckCount == 1 }, "the launch check is out")
             return { [weak provider = rig.provider] in provider == nil }
         }()
-        #expect(await advEventually(timeout: 30) { isGone() }, "the check keeps the released manager alive")
+        #expect(await advEventually(timeout: 300) { isGone() }, "the check keeps the released manager alive")
         remote.releaseChecks()
         #expect(store.storedSession != nil)
     }

@@ -42,7 +42,7 @@ func advIssued(
 }
 
 /// Polls `condition` (yielding) until it holds or `timeout` real seconds pass: a safety net.
-func advEventually(timeout: TimeInterval = 120, _ condition: @Sendable () -> Bool) async -> Bool {
+func advEventually(timeout: TimeInterval = 300, _ condition: @Sendable () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while !condition() {
         if Date() >= deadline { return false }

@@ -125,7 +125,7 @@ extension ManagerGenerationTests {
         let store = MockSessionStore()
         let rig = advRig(store: store, server: server, clock: clock, remote: remote)
         let signIn = Task { try await rig.provider.signIn(with: advGrant(advAda)) }
-        try await clock.waitForSleepers(1, timeout: 30)
+        try await clock.waitForSleepers(1, timeout: 300)
         signIn.cancel()
         let error = await #expect(throws: ManagedSessionError.self) { try await signIn.value }
         #expect(error == .cancelled)

@@ -393,7 +393,7 @@ private struct World {
         let isGone: @Sendable () -> Bool = { [weak provider] in provider == nil }
         provider = nil
         log = nil
-        try await waitUntil(timeout: 60, isGone)
+        try await waitUntil(timeout: 300, isGone)
         model.signedIn = store.storedSession != nil
         try await launch(&model, seed: 0)
     }

@@ -129,7 +129,7 @@ extension ManagerRefreshTests {
             for caller in callers[0..<4] { caller.cancel() }
             // A safety net: under ThreadSanitizer, with the whole suite running on 2 cores, the
             // refresh's exchange may wait seconds for a thread of the pool.
-            let held = await advEventually(timeout: 60) { server.heldRefreshCount == 1 }
+            let held = await advEventually(timeout: 300) { server.heldRefreshCount == 1 }
             if !held {
                 Issue.record(
                     "round \(round): no refresh held: \(rig.provider.waitingCallerCount) waiting, \(server.refreshCount) seen, session \(String(describing: rig.provider.session))"

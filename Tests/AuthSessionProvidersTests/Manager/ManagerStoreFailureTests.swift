@@ -116,7 +116,7 @@ struct ManagerStoreFailureTests {
 
         store.arm()
         let refresh = Task { try await rig.provider.refresh() }
-        #expect(await advEventually(timeout: 30) { store.isPaused }, "the refresh reached its load")
+        #expect(await advEventually(timeout: 300) { store.isPaused }, "the refresh reached its load")
         try rig.provider.signout()
         store.release()
         _ = try? await refresh.value

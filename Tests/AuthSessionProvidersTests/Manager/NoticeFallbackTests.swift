@@ -49,7 +49,7 @@ struct NoticeFallbackTests {
         // Another process signs out: it removes the stored session (within the same poll as the
         // sign-in's write, often: that write's post makes the next poll a notice all the same).
         try FileSessionStore(directory: folder.url).remove()
-        try await waitUntil(timeout: 30) { provider.session == nil }
+        try await waitUntil(timeout: 300) { provider.session == nil }
         await provider.waitUntilIdle()
         await provider.observationsDelivered()
         let fallbacks = observer.observations.filter { $0.name == "changeNoticesFellBack" }

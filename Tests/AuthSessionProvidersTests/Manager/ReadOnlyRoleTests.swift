@@ -55,7 +55,7 @@ struct ReadOnlyRoleTests {
         await app.settle()
         let refreshed = try #require(app.provider.session)
         #expect(refreshed.refreshToken != stored.refreshToken)
-        try await waitUntil(timeout: 60) { widget.session?.refreshToken == refreshed.refreshToken }
+        try await waitUntil(timeout: 300) { widget.session?.refreshToken == refreshed.refreshToken }
         #expect(try await widget.validAccessToken() == refreshed.accessToken)
         #expect(server.refreshCount == 1, "one refresh, by the app")
     }

@@ -19,8 +19,8 @@ import Testing
         let callers = (0..<10).map { _ in
             Task { try await provider.refresh(ifAccessTokenIs: first.accessToken) }
         }
-        try await harness.server.waitForHeldRefreshes(1, timeout: 60)
-        try await waitUntil(timeout: 60) { provider.waitingCallerCount == 10 }
+        try await harness.server.waitForHeldRefreshes(1, timeout: 300)
+        try await waitUntil(timeout: 300) { provider.waitingCallerCount == 10 }
         harness.server.releaseHeldRefreshes()
         var tokens: Set<String> = []
         for caller in callers {

@@ -63,21 +63,21 @@ struct SessionChangesHandledTests {
         let second = LoginViewModel()
         first.start(harness.provider)
         second.start(harness.provider)
-        #expect(await harness.provider.waitUntilSessionChangesHandled(timeout: 60))
+        #expect(await harness.provider.waitUntilSessionChangesHandled(timeout: 300))
         #expect(first.screen == .signIn)
         // 200 rounds (a stale view model showed in 12 of them without the wait); 20 under
         // ThreadSanitizer, where each round is ten times slower.
         for round in 0..<(isThreadSanitized ? 20 : 200) {
             try await harness.signIn(round.isMultiple(of: 2) ? alice : bob)
-            #expect(await harness.provider.waitUntilSessionChangesHandled(timeout: 60))
+            #expect(await harness.provider.waitUntilSessionChangesHandled(timeout: 300))
             let user = (round.isMultiple(of: 2) ? alice.identifier : bob.identifier).uppercased()
             #expect(first.screen == .home(user: user, refreshes: 0), "round \(round)")
             _ = try await harness.provider.refresh()
-            #expect(await harness.provider.waitUntilSessionChangesHandled(timeout: 60))
+            #expect(await harness.provider.waitUntilSessionChangesHandled(timeout: 300))
             #expect(first.screen == .home(user: user, refreshes: 1), "round \(round)")
             #expect(second.screen == first.screen, "round \(round)")
             try harness.provider.signout(with: nil)
-            #expect(await harness.provider.waitUntilSessionChangesHandled(timeout: 60))
+            #expect(await harness.provider.waitUntilSessionChangesHandled(timeout: 300))
             #expect(first.screen == .signIn, "round \(round)")
             #expect(second.screen == .signIn, "round \(round)")
         }
@@ -98,14 +98,14 @@ struct SessionChangesHandledTests {
             }
         }
         // The first element (the launch's) is being handled, and the body waits on the gate.
-        try await waitUntil(timeout: 60) { handled.withLock { $0 } == 1 }
+        try await waitUntil(timeout: 300) { handled.withLock { $0 } == 1 }
         #expect(await harness.provider.waitUntilSessionChangesHandled(timeout: 0.2) == false)
-        let waiting = Task { await harness.provider.waitUntilSessionChangesHandled(timeout: 60) }
+        let waiting = Task { await harness.provider.waitUntilSessionChangesHandled(timeout: 300) }
         gate.open()
         #expect(await waiting.value)
         loop.cancel()
         #expect(
-            await harness.provider.waitUntilSessionChangesHandled(timeout: 60),
+            await harness.provider.waitUntilSessionChangesHandled(timeout: 300),
             "a cancelled loop is no longer waited for"
         )
     }

@@ -46,14 +46,14 @@ final class ChangeRecorder: Sendable {
     }
 
     func waitForCount(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        try await waitUntil(timeout: 60, { self.changes.count >= count }, sourceLocation: sourceLocation)
+        try await waitUntil(timeout: 300, { self.changes.count >= count }, sourceLocation: sourceLocation)
     }
 
     func cancel() { reader.cancel() }
 
     /// Waits for the reader to end (cancelled, or the manager released); fails after 60 s.
     func finished(sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        try await waitUntil(timeout: 60, { self.ended.withLock { $0 } }, sourceLocation: sourceLocation)
+        try await waitUntil(timeout: 300, { self.ended.withLock { $0 } }, sourceLocation: sourceLocation)
     }
 }
 
@@ -165,7 +165,7 @@ struct SessionChangesTests {
         clock.advance(by: 4000)  // due: the launch refreshes it before the first element
         server.holdsRefreshes = true
         let harness = ManagerHarness(stored: stored, server: server, clock: clock)
-        try await server.waitForHeldRefreshes(1, timeout: 60)
+        try await server.waitForHeldRefreshes(1, timeout: 300)
         #expect(harness.provider.session != nil, "the launch found the stored session")
         let recorder = ChangeRecorder(harness.provider)  // joined before the launch finished
         let signedIn = try await harness.signIn()
@@ -188,7 +188,7 @@ struct SessionChangesTests {
         clock.advance(by: 4000)
         server.holdsRefreshes = true
         let harness = ManagerHarness(stored: stored, server: server, clock: clock)
-        try await server.waitForHeldRefreshes(1, timeout: 60)
+        try await server.waitForHeldRefreshes(1, timeout: 300)
         let recorder = ChangeRecorder(harness.provider)  // joined before the launch finished
         try harness.provider.signout(with: nil)
         server.releaseHeldRefreshes()

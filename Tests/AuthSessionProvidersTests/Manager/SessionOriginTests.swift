@@ -184,7 +184,7 @@ struct SessionOriginTests {
         let ours = try await launched.provider.signIn(
             with: .password(username: alice.identifier, password: alicePassword)
         )
-        try await waitUntil(timeout: 60) { other.provider.session == nil }
+        try await waitUntil(timeout: 300) { other.provider.session == nil }
         await other.settle()
         #expect(
             other.observer.lines.contains { $0.contains("signedOutElsewhere") },

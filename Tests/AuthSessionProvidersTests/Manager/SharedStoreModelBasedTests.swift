@@ -182,7 +182,7 @@ private struct SharedStoreRun {
                 }
                 // Every other process is waiting for the lease (or adopted already); none presents.
                 // (Busy: waiting for its refresh and not for a lease; only the one presenting stays so.)
-                try await waitUntil(timeout: 60) {
+                try await waitUntil(timeout: 300) {
                     signedIn.filter { $0.provider.leaseWaiterCount == 0 && $0.provider.waitingCallerCount > 0 }.count
                         <= 1
                         || server.heldRefreshCount > 1
@@ -219,7 +219,7 @@ private struct SharedStoreRun {
     /// Waits until every process has heard the store's last change (its notice is delivered on a
     /// queue of its own, after the write).
     private func settleNotices(_ processes: [ManagerHarness], store: MockSessionStore) async throws {
-        try await waitUntil(timeout: 60) {
+        try await waitUntil(timeout: 300) {
             let stored = store.storedSession
             return processes.allSatisfy { process in
                 guard let session = process.provider.session else { return true }

@@ -142,7 +142,7 @@ struct SharedStoreRaceTests {
         _ = try? await refresh.value
         await app.provider.waitUntilIdle()
         await widget.provider.waitUntilIdle()
-        try await waitUntil(timeout: 60) { widget.provider.session == nil }
+        try await waitUntil(timeout: 300) { widget.provider.session == nil }
         #expect(try FileSessionStore(directory: folder.url).load() == nil, "the sign-out stands in the store")
     }
 
@@ -165,7 +165,7 @@ struct SharedStoreRaceTests {
         let bobs = try await signIn.value
         _ = try? await refresh.value
         await widget.provider.waitUntilIdle()
-        try await waitUntil(timeout: 60) { widget.provider.session == nil }
+        try await waitUntil(timeout: 300) { widget.provider.session == nil }
         #expect(try FileSessionStore(directory: folder.url).load()?.accessToken == bobs.accessToken)
         #expect(app.provider.session?.accessToken == bobs.accessToken, "the app keeps bob signed in")
     }

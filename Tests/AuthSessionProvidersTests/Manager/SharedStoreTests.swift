@@ -47,12 +47,12 @@ struct SharedStoreTests {
         let (app, widget, server, store) = (processes.app, processes.widget, processes.server, processes.store)
         server.holdsRefreshes = true
         let appRefresh = Task { try await app.provider.refresh() }
-        try await server.waitForHeldRefreshes(1, timeout: 60)
+        try await server.waitForHeldRefreshes(1, timeout: 300)
         let lease = try #require(store.storedLease, "the app recorded its lease before presenting")
         #expect(lease.covers(app.provider.session?.refreshToken))
 
         let widgetRefresh = Task { try await widget.provider.refresh() }
-        try await waitUntil(timeout: 60) { widget.provider.leaseWaiterCount == 1 }
+        try await waitUntil(timeout: 300) { widget.provider.leaseWaiterCount == 1 }
         #expect(server.refreshCount == 1, "the widget waits; it does not present the same token")
 
         server.releaseHeldRefreshes()
@@ -100,14 +100,14 @@ struct SharedStoreTests {
             )
         )
         let refresh = Task { try await widget.provider.refresh() }
-        try await waitUntil(timeout: 60) { widget.provider.leaseWaiterCount == 1 }
+        try await waitUntil(timeout: 300) { widget.provider.leaseWaiterCount == 1 }
         #expect(server.refreshCount == 0)
         // The waiter looks again every 2 s of the clock (a notice may have been missed), and
         // keeps waiting while the lease stands.
         for _ in 0..<14 {
             try await clock.waitForSleepers(1)
             clock.advance(by: 2)
-            try await waitUntil(timeout: 60) { widget.provider.leaseWaiterCount == 1 || server.refreshCount > 0 }
+            try await waitUntil(timeout: 300) { widget.provider.leaseWaiterCount == 1 || server.refreshCount > 0 }
         }
         #expect(server.refreshCount == 0, "28 s into a 30 s lease: still waiting")
         clock.advance(by: 3)
@@ -124,16 +124,16 @@ struct SharedStoreTests {
         let before = try #require(app.provider.session)
         server.holdsRefreshes = true
         let refresh = Task { try await app.provider.refresh() }
-        try await server.waitForHeldRefreshes(1, timeout: 60)
+        try await server.waitForHeldRefreshes(1, timeout: 300)
         let lease = try #require(store.storedLease)
         #expect(lease.deadline - lease.startedAt == 120, "the default lease")
         // The cutoff sleeps on the clock until 5 s before the lease's deadline.
         clock.advance(by: 114)
-        try await waitUntil(timeout: 60) { server.heldRefreshCount == 1 }
+        try await waitUntil(timeout: 300) { server.heldRefreshCount == 1 }
         #expect(store.storedLease == lease, "114 s in: still out")
         clock.advance(by: 2)
         // (A safety net before the await: without the cutoff the refresh would wait forever.)
-        try await waitUntil(timeout: 60) { store.storedLease == nil && app.provider.waitingCallerCount == 0 }
+        try await waitUntil(timeout: 300) { store.storedLease == nil && app.provider.waitingCallerCount == 0 }
         await #expect(throws: ManagedSessionError.remote(RemoteAuthError(.timedOut))) { try await refresh.value }
         await app.provider.waitUntilIdle()
         #expect(store.storedLease == nil, "cleared before the lease lapsed, so no process took it over")
@@ -182,7 +182,7 @@ struct SharedStoreTests {
         try await provider.signIn(with: .password(username: "alice", password: alicePassword))
         server.holdsRefreshes = true
         let refresh = Task { try await provider.refresh() }
-        try await server.waitForHeldRefreshes(1, timeout: 60)
+        try await server.waitForHeldRefreshes(1, timeout: 300)
 
         let biometric = try timedOnAnotherThread { provider.setBioMetricAuthentication(true) }
         let session = try timedOnAnotherThread { _ = provider.session }
@@ -256,13 +256,13 @@ struct SharedStoreTests {
         try await app.signIn(with: .password(username: "alice", password: alicePassword))
         let extensionHandle = process()
         let extensionProcess = extensionHandle.sessionProvider
-        try await waitUntil(timeout: 60) { extensionProcess.session != nil }
+        try await waitUntil(timeout: 300) { extensionProcess.session != nil }
 
         server.holdsRefreshes = true
         let appRefresh = Task { try await app.refresh() }
-        try await server.waitForHeldRefreshes(1, timeout: 60)
+        try await server.waitForHeldRefreshes(1, timeout: 300)
         let extensionRefresh = Task { try await extensionProcess.refresh() }
-        try await waitUntil(timeout: 60) { extensionProcess.leaseWaiterCount == 1 }
+        try await waitUntil(timeout: 300) { extensionProcess.leaseWaiterCount == 1 }
         server.releaseHeldRefreshes()
         let rotated = try await appRefresh.value
         #expect(try await extensionRefresh.value.accessToken == rotated.accessToken)
@@ -321,7 +321,7 @@ struct SharedStoreTests {
         try app.provider.signout(with: nil)
         // The handle hears the sign-out a moment after the session is gone (the notice's thread
         // publishes it): wait for the status itself.
-        try await waitUntil(timeout: 60) { widget.provider.session == nil && widget.handle.sessionStatus == .signedOut }
+        try await waitUntil(timeout: 300) { widget.provider.session == nil && widget.handle.sessionStatus == .signedOut }
         await widget.settle()
         let causes = widget.logouts.compactMap { event -> ManagedSessionError? in
             guard case .logout(let error) = event else { return nil }
@@ -358,7 +358,7 @@ struct SharedStoreTests {
         let processes = try await TwoProcesses()
         let (app, widget, server) = (processes.app, processes.widget, processes.server)
         let rotated = try await app.provider.refresh()
-        try await waitUntil(timeout: 60) { widget.provider.session?.accessToken == rotated.accessToken }
+        try await waitUntil(timeout: 300) { widget.provider.session?.accessToken == rotated.accessToken }
         #expect(widget.provider.session?.refreshToken == rotated.refreshToken)
         #expect(server.refreshCount == 1)
         // The widget's next refresh presents the rotated token, not the spent one.
@@ -373,9 +373,9 @@ struct SharedStoreTests {
         let processes = try await TwoProcesses()
         let (app, widget, store) = (processes.app, processes.widget, processes.store)
         let again = try await app.signIn(alice)
-        try await waitUntil(timeout: 60) { widget.provider.session?.accessToken == again.accessToken }
+        try await waitUntil(timeout: 300) { widget.provider.session?.accessToken == again.accessToken }
         let bobs = try await app.signIn(bob)
-        try await waitUntil(timeout: 60) { widget.provider.session == nil }
+        try await waitUntil(timeout: 300) { widget.provider.session == nil }
         await widget.settle()
         #expect(store.storedSession?.accessToken == bobs.accessToken, "the widget removed nothing")
         #expect(!widget.recorder.events.contains { "\($0)".contains(bobs.accessToken) })
@@ -428,10 +428,10 @@ struct SharedStoreTests {
         // in through the app.
         server.holdsRefreshes = true
         let widgetRefresh = Task { try await widget.provider.refresh() }
-        try await server.waitForHeldRefreshes(1, timeout: 60)
+        try await server.waitForHeldRefreshes(1, timeout: 300)
         let bobs = try await app.signIn(bob)
         #expect(bobs.user.identifier.isEmpty)
-        try await waitUntil(timeout: 60) { widget.provider.session == nil }
+        try await waitUntil(timeout: 300) { widget.provider.session == nil }
         server.releaseHeldRefreshes()
         await #expect(throws: ManagedSessionError.self) { try await widgetRefresh.value }
         await widget.settle()

@@ -102,7 +102,7 @@ import Testing
         clock.advance(by: 1)
         download.hold()
         #expect(await verificationError(verifier, token) == nil, "a day old: verified at once with the held key")
-        try await waitUntil(timeout: 60) { download.heldCount == 1 }
+        try await waitUntil(timeout: 300) { download.heldCount == 1 }
         #expect(download.calls == 2, "and fetched again meanwhile")
         download.release()
     }
@@ -171,7 +171,7 @@ import Testing
                         }
                     }
                 }
-                try await waitUntil(timeout: 60) { download.heldCount == 1 }
+                try await waitUntil(timeout: 300) { download.heldCount == 1 }
                 // Let the other tasks reach the verifier while the fetch is held.
                 for _ in 0..<16 { await Task.yield() }
                 download.release()
@@ -189,7 +189,7 @@ import Testing
         let verifier = download.verifier(clock: clock)
         let token = es256.sign(claims: someClaims())
         let first = Task { await verificationError(verifier, token) }
-        try await waitUntil(timeout: 60) { download.heldCount == 1 }
+        try await waitUntil(timeout: 300) { download.heldCount == 1 }
         let second = Task { await verificationError(verifier, token) }
         first.cancel()
         download.release()
@@ -227,9 +227,9 @@ import Testing
         download.hold()
         // The day-old key verifies its own token at once, while the refetch hangs.
         #expect(await verificationError(verifier, token) == nil)
-        try await waitUntil(timeout: 60) { download.heldCount == 1 }
+        try await waitUntil(timeout: 300) { download.heldCount == 1 }
         download.release()
-        try await waitUntil(timeout: 60) { !verifier.description.contains("fetching") }
+        try await waitUntil(timeout: 300) { !verifier.description.contains("fetching") }
         for second in 0..<20 {
             clock.advance(by: 1)
             #expect(await verificationError(verifier, token) == nil, "second \(second)")
@@ -333,7 +333,7 @@ import Testing
         download.hold()
         let stranger = JWTSigner.randomES256()
         let first = Task { await verificationError(verifier, stranger.sign(claims: someClaims())) }
-        try await waitUntil(timeout: 60) { download.heldCount == 1 }
+        try await waitUntil(timeout: 300) { download.heldCount == 1 }
         clock.advance(by: 58)
         download.release()
         #expect(await first.value?.reason == .timedOut)
@@ -396,13 +396,13 @@ import Testing
             gate.hold()
             // A day later: the old key's token verifies at once and starts a fetch of the old keys.
             #expect(await verificationError(verifier, old.sign(claims: someClaims())) == nil)
-            try await waitUntil(timeout: 60) { gate.heldCount == 1 }
+            try await waitUntil(timeout: 300) { gate.heldCount == 1 }
             // The issuer rotates, reusing the kid; a token of the new key arrives, and its
             // verification joins that fetch.
             published.withLock { $0 = [rotated] }
             let newToken = rotated.sign(claims: someClaims())
             let joiner = Task { await verificationError(verifier, newToken) }
-            try await waitUntil(timeout: 60) { verifier.fetchJoins == 1 }
+            try await waitUntil(timeout: 300) { verifier.fetchJoins == 1 }
             gate.release()
             let error = await joiner.value
             guard case .unknownSigningKey? = error.flatMap(refusal) else {

@@ -9,11 +9,19 @@ import Testing
 @Suite struct KeySetCacheMachineTests {
 
     let start = Date(timeIntervalSince1970: 1_800_000_000)
-    let known = JWTSigner.randomES256()
-    let unknown = JWTSigner.randomES256()
+    // Made once for the suite: the machine decides by the token's key id, and each P-256 key and
+    // signature is a scalar multiplication that, in a debug build, held a thread of the test
+    // process's cooperative pool for long enough to starve the suites beside it.
+    var known: JWTSigner { Self.signers.known }
+    var unknown: JWTSigner { Self.signers.unknown }
+    private static let signers = (known: JWTSigner.randomES256(), unknown: JWTSigner.randomES256())
+    private static let tokens = (
+        known: try! JSONWebSignature(compact: signers.known.sign(claims: someClaims())),
+        unknown: try! JSONWebSignature(compact: signers.unknown.sign(claims: someClaims()))
+    )
 
     private func token(_ signer: JWTSigner) -> JSONWebSignature {
-        try! JSONWebSignature(compact: signer.sign(claims: someClaims()))
+        signer.keyID == Self.signers.known.keyID ? Self.tokens.known : Self.tokens.unknown
     }
 
     @Test func fetchesFirstThenJoinsThenUsesTheFreshSet() {

@@ -95,7 +95,7 @@ func mockHandle<Provider: AuthSessionProviderProtocol>(
 /// Waits until `condition` holds, yielding between looks; fails after `timeout` seconds (a safety
 /// net: the condition is what the test waits on).
 func waitUntil(
-    timeout: TimeInterval = 60,
+    timeout: TimeInterval = 300,
     _ condition: @Sendable () -> Bool,
     sourceLocation: SourceLocation = #_sourceLocation
 ) async throws {
