@@ -321,7 +321,9 @@ struct SharedStoreTests {
         try app.provider.signout(with: nil)
         // The handle hears the sign-out a moment after the session is gone (the notice's thread
         // publishes it): wait for the status itself.
-        try await waitUntil(timeout: 300) { widget.provider.session == nil && widget.handle.sessionStatus == .signedOut }
+        try await waitUntil(timeout: 300) {
+            widget.provider.session == nil && widget.handle.sessionStatus == .signedOut
+        }
         await widget.settle()
         let causes = widget.logouts.compactMap { event -> ManagedSessionError? in
             guard case .logout(let error) = event else { return nil }
