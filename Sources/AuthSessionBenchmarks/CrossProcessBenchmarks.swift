@@ -143,7 +143,7 @@ enum CrossProcessBenchmarks {
     }
 
     private static func refreshRequests(in server: OAuthTestServer) -> Int {
-        let text = (try? String(contentsOfFile: server.tokenRequestLog, encoding: .utf8)) ?? ""
+        let text = server.tokenRequestLog.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } ?? ""
         return text.split(separator: "\n").filter { $0.contains("\"refresh_token\"") }.count
     }
 

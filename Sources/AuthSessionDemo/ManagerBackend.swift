@@ -194,7 +194,7 @@ private struct RealServerLink: Sendable {
     }
 
     private static func readLog(_ server: OAuthTestServer) -> [TokenRequest] {
-        let text = (try? String(contentsOfFile: server.tokenRequestLog, encoding: .utf8)) ?? ""
+        let text = server.tokenRequestLog.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } ?? ""
         return text.split(separator: "\n").compactMap { line in
             try? JSONDecoder().decode(TokenRequest.self, from: Data(line.utf8))
         }

@@ -1,7 +1,9 @@
 import Foundation
 
-/// A running OAuth 2.0 / OpenID Connect test server, as `scripts/oauth-test-server` describes it
-/// in its endpoints JSON: where it listens, its user, and one client per grant.
+/// A running OAuth 2.0 / OpenID Connect test server, as `scripts/oauth-test-server`
+/// (django-oauth-toolkit) or `scripts/glewlwyd-test-server` (Glewlwyd) describes it in its
+/// endpoints JSON: which server it is, where it listens, its user, and one client per grant. What
+/// a server does not have is `nil`.
 ///
 /// The project's integration tests, demo and benchmark read it from the file named by the
 /// ``environmentVariable`` (`scripts/oauth-test-server run -- COMMAND` sets it) or from a path
@@ -33,17 +35,42 @@ public struct OAuthTestServer: Sendable, Hashable, Decodable {
         public var userinfo: URL
         /// The OpenID Connect discovery document.
         public var openidConfiguration: URL
-        /// The RFC 8414 metadata document.
-        public var oauthAuthorizationServer: URL
+        /// The RFC 8414 metadata document; `nil` when the server serves none (Glewlwyd).
+        public var oauthAuthorizationServer: URL?
         /// The key set that verifies the server's ID tokens (`jwks_uri`).
         public var jwks: URL
         /// The device authorization endpoint.
         public var deviceAuthorization: URL
         /// The page where a user approves a device.
         public var deviceVerification: URL
-        /// The admin login page, where a scripted user signs in.
-        public var adminLogin: URL
+        /// The admin login page, where a scripted user signs in (django-oauth-toolkit); `nil`
+        /// for a server whose users sign in elsewhere (``userLogin``).
+        public var adminLogin: URL?
+        /// The API a scripted user signs in at with a JSON body (Glewlwyd's `/api/auth/`); `nil`
+        /// for django-oauth-toolkit.
+        public var userLogin: URL?
+        /// OpenID Connect RP-initiated logout's `end_session_endpoint`, when the server has one.
+        public var endSession: URL?
+        /// The pushed authorization request endpoint (RFC 9126), when the server has one.
+        public var pushedAuthorizationRequest: URL?
     }
+
+    /// Which server it is.
+    ///
+    /// All operations are thread-safe.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// django-oauth-toolkit, started by `scripts/oauth-test-server`.
+        case djangoOAuthToolkit = "django-oauth-toolkit"
+        /// Glewlwyd, started by `scripts/glewlwyd-test-server`.
+        case glewlwyd
+    }
+
+    /// Which server it is, from the JSON's `server` member; django-oauth-toolkit when it has none
+    /// (the first script's files do not say).
+    public var kind: Kind { server.flatMap(Kind.init(rawValue:)) ?? .djangoOAuthToolkit }
+
+    /// The JSON's `server` member, as written.
+    public var server: String?
 
     /// The test user.
     ///
@@ -93,8 +120,9 @@ public struct OAuthTestServer: Sendable, Hashable, Decodable {
     public var clients: [String: Client]
 
     /// The file where the server logs each token request (grant type and a SHA-256 of the
-    /// refresh token presented), one JSON object per line.
-    public var tokenRequestLog: String
+    /// refresh token presented), one JSON object per line; `nil` for a server that keeps no such
+    /// log (Glewlwyd).
+    public var tokenRequestLog: String?
 
     /// The server's refresh-token grace period, in seconds (0: off).
     public var refreshGracePeriodSeconds: Double

@@ -26,7 +26,7 @@ extension RealServerTests {
         /// The device polls the server logged, in order, after the first `skipping` lines.
         private func devicePolls(skipping: Int) throws -> [LoggedRequest] {
             let server = try RealServer.require()
-            let text = (try? String(contentsOfFile: server.tokenRequestLog, encoding: .utf8)) ?? ""
+            let text = server.tokenRequestLog.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } ?? ""
             return text.split(separator: "\n").dropFirst(skipping).compactMap { line in
                 try? JSONDecoder().decode(LoggedRequest.self, from: Data(line.utf8))
             }.filter { $0.grantType == "urn:ietf:params:oauth:grant-type:device_code" && $0.clientID == "test-device" }
@@ -34,7 +34,7 @@ extension RealServerTests {
 
         private func logLineCount() throws -> Int {
             let server = try RealServer.require()
-            let text = (try? String(contentsOfFile: server.tokenRequestLog, encoding: .utf8)) ?? ""
+            let text = server.tokenRequestLog.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } ?? ""
             return text.split(separator: "\n").count
         }
 

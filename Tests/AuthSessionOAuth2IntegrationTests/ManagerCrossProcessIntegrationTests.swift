@@ -332,7 +332,7 @@ struct KillReport: Sendable {
     /// When the server answered each presentation of `refreshToken`, from its log.
     private static func presentations(of refreshToken: String, in server: OAuthTestServer) -> [TimeInterval] {
         let digest = logDigest(refreshToken)
-        let text = (try? String(contentsOfFile: server.tokenRequestLog, encoding: .utf8)) ?? ""
+        let text = server.tokenRequestLog.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } ?? ""
         return text.split(separator: "\n").compactMap { line in
             guard let record = try? JSONDecoder().decode(TimedTokenRequest.self, from: Data(line.utf8)),
                 record.refreshTokenSHA256 == digest

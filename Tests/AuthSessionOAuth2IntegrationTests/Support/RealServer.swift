@@ -17,6 +17,30 @@ enum RealServer {
 
     static var isRunning: Bool { description != nil }
 
+    /// Which server runs.
+    static var kind: OAuthTestServer.Kind? { description?.kind }
+
+    /// What a test needs that only django-oauth-toolkit (with the project's script) gives; each
+    /// says why Glewlwyd does not, for the skip's note.
+    enum Feature: String {
+        case tokenRequestLog =
+            "a log of every token request (the django script's middleware; Glewlwyd logs none with its grant type)"
+        case signingKeyRotation = "a signing key rotated by the script (rotate-key)"
+        case deviceCodeExpiry = "a device code expired on demand (expire-device-code)"
+        case anyLoopbackPort =
+            "a redirect URI on any loopback port (RFC 8252 §7.3): Glewlwyd matches redirect URIs exactly, so a listener's ephemeral port is refused"
+        case consentRefusal = "a refusal on the consent page that reaches the client: Glewlwyd's web app has none"
+        case refreshGracePeriod = "a refresh-token grace period set at start (--grace-period)"
+    }
+
+    /// Whether the running server gives `feature`.
+    static func supports(_ feature: Feature) -> Bool { kind == .djangoOAuthToolkit }
+
+    /// The skip note of a test that needs `feature`.
+    static func lacking(_ feature: Feature) -> Comment {
+        "skipped against \(kind?.rawValue ?? "no server"): needs \(feature.rawValue)"
+    }
+
     /// Why a suite was skipped, and the one command that runs it.
     static let skipNote: Comment =
         "no authorization server: run `\(OAuthTestServer.integrationCommand)`"
@@ -83,7 +107,7 @@ enum RealServer {
     /// The server's token-request log: one entry per `POST /o/token/`.
     static func tokenRequests() throws -> [TokenRequestRecord] {
         let server = try require()
-        let text = (try? String(contentsOfFile: server.tokenRequestLog, encoding: .utf8)) ?? ""
+        let text = server.tokenRequestLog.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } ?? ""
         return text.split(separator: "\n").compactMap { line in
             try? JSONDecoder().decode(TokenRequestRecord.self, from: Data(line.utf8))
         }
@@ -106,9 +130,16 @@ struct TokenRequestRecord: Decodable, Hashable {
 /// The project's server script, for what only it can do (expire a device code, restart).
 enum ServerScript {
 
-    static let path = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("scripts/oauth-test-server").path
+    /// The running server's script: `scripts/oauth-test-server` or `scripts/glewlwyd-test-server`.
+    static var path: String {
+        URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+            .appendingPathComponent(
+                RealServer.kind == .glewlwyd ? "scripts/glewlwyd-test-server" : "scripts/oauth-test-server"
+            )
+            .path
+    }
 
     /// Runs the script with `arguments` and the running server's state folder; throws on failure.
     static func run(_ arguments: [String]) throws {

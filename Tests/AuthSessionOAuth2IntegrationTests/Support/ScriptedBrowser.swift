@@ -53,12 +53,24 @@ final class ScriptedBrowser: Sendable {
         cookies.cookies(for: server.baseURL)?.first { $0.name == "csrftoken" }?.value
     }
 
-    /// Signs the test user in at the admin login.
+    /// Signs the test user in: at the admin login (django-oauth-toolkit), or through the login
+    /// API with a JSON body (Glewlwyd).
     func signIn() async throws {
-        _ = try await get(server.endpoints.adminLogin)
+        if server.kind == .glewlwyd {
+            let login = try #require(server.endpoints.userLogin, "no userLogin endpoint")
+            let answer = try await sendJSON(
+                "POST",
+                login,
+                ["username": server.user.username, "password": server.user.password]
+            )
+            try #require(answer.status == 200, "login failed: HTTP \(answer.status)")
+            return
+        }
+        let adminLogin = try #require(server.endpoints.adminLogin, "no adminLogin endpoint")
+        _ = try await get(adminLogin)
         let token = try #require(csrfToken, "the login page set no CSRF cookie")
         let answer = try await post(
-            server.endpoints.adminLogin,
+            adminLogin,
             [
                 ("csrfmiddlewaretoken", token), ("username", server.user.username),
                 ("password", server.user.password), ("next", "/admin/"),
@@ -67,9 +79,29 @@ final class ScriptedBrowser: Sendable {
         try #require(answer.status == 302 && answer.location == "/admin/", "login failed: HTTP \(answer.status)")
     }
 
+    /// Glewlwyd hands every authorization to its login web app first; the web app, once the
+    /// user is signed in and has consented (a grant of the request's scopes to the client), goes
+    /// back to the request with `g_continue` added. This does what the web app does.
+    private func glewlwydContinue(_ url: URL) async throws -> Answer {
+        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        if let client = items.first(where: { $0.name == "client_id" })?.value {
+            let scope = items.first { $0.name == "scope" }?.value ?? "openid"
+            try await grant(scope, to: client)
+        }
+        let separator = url.query == nil ? "?" : "&"
+        return try await get(try #require(URL(string: url.absoluteString + separator + "g_continue")))
+    }
+
+    /// Consents to `scope` for `client`, as the user does in Glewlwyd's web app.
+    func grant(_ scope: String, to client: String) async throws {
+        let url = server.baseURL.appendingPathComponent("api/auth/grant/\(client)")
+        let answer = try await sendJSON("PUT", url, ["scope": scope])
+        try #require(answer.status == 200, "the grant answered HTTP \(answer.status)")
+    }
+
     /// Opens `url` (an authorization request) and returns where the server redirects.
     func redirect(from url: URL) async throws -> URL {
-        let answer = try await get(url)
+        let answer = server.kind == .glewlwyd ? try await glewlwydContinue(url) : try await get(url)
         try #require(answer.status == 302, "the authorization endpoint answered HTTP \(answer.status)")
         return try #require(answer.location.flatMap { URL(string: $0, relativeTo: server.baseURL)?.absoluteURL })
     }
@@ -77,6 +109,21 @@ final class ScriptedBrowser: Sendable {
     /// Opens the authorization URL, approves (or cancels) the consent form, and follows the
     /// server's redirect to the loopback listener.
     func authorize(_ url: URL, approve: Bool = true) async throws -> Visit {
+        if server.kind == .glewlwyd {
+            // No consent page reaches the client, and no refusal: Glewlwyd's web app asks, and a
+            // scope refused is left out of the grant (see scripts/glewlwyd-test-server.md).
+            try #require(approve, "Glewlwyd has no refusal that reaches the client")
+            let answer = try await glewlwydContinue(url)
+            try #require(answer.status == 302, "the authorization endpoint answered HTTP \(answer.status)")
+            let location = try #require(answer.location.flatMap { URL(string: $0, relativeTo: url)?.absoluteURL })
+            let page = try await get(location)
+            return Visit(
+                consentPageShown: false,
+                redirect: location,
+                listenerStatus: page.status,
+                listenerPage: page.body
+            )
+        }
         var answer = try await get(url)
         var consentPageShown = false
         if answer.status == 200 {
@@ -103,6 +150,20 @@ final class ScriptedBrowser: Sendable {
 
     /// Approves (or denies) `userCode` at the device verification pages.
     func decide(userCode: String, accept: Bool = true) async throws {
+        if server.kind == .glewlwyd {
+            try #require(accept, "Glewlwyd has no refusal of a device code")
+            let device = try #require(server.clients["device"]).clientId
+            try await grant("openid profile email read write", to: device)
+            let complete = try #require(
+                URL(string: server.endpoints.deviceVerification.absoluteString + "?code=\(userCode)&g_continue")
+            )
+            let answer = try await get(complete)
+            try #require(
+                answer.status == 302 && answer.location?.contains("prompt=deviceComplete") == true,
+                "the device page answered HTTP \(answer.status)"
+            )
+            return
+        }
         let token = try #require(csrfToken)
         let answer = try await post(
             server.endpoints.deviceVerification,
@@ -117,6 +178,15 @@ final class ScriptedBrowser: Sendable {
             [("csrfmiddlewaretoken", token), ("action", accept ? "accept" : "deny")]
         )
         try #require(decision.status == 302, "the confirmation answered HTTP \(decision.status)")
+    }
+
+    /// Sends `object` as JSON with `method`.
+    private func sendJSON(_ method: String, _ url: URL, _ object: [String: String]) async throws -> Answer {
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: object)
+        return try await send(request)
     }
 
     /// Loads `url` with the browser's cookies, redirects not followed.
