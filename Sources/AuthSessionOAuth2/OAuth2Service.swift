@@ -236,6 +236,12 @@ public struct OAuth2Service: RemoteAuthService {
     /// equal the session's: compare `IssuedTokens.user` with the session's user. The userinfo
     /// endpoint is not asked: the new tokens are never put at risk by a second request.
     ///
+    /// A refresh refused with a bare `400` (no error object: Glewlwyd answers a spent, reused or
+    /// revoked refresh token so) reads as `invalid_grant`, terminal: RFC 6749 §5.2 gives the token
+    /// endpoint `400` for a request or grant it refuses, the same client's earlier refreshes show
+    /// the request is well formed, and presenting the same token again cannot succeed (at Glewlwyd
+    /// any refused refresh spends it). The error's status stays `400`.
+    ///
     /// - Parameters:
     ///   - refreshToken: The refresh token.
     ///   - scope: The scopes to ask for, or `nil` for those granted before.
@@ -246,7 +252,11 @@ public struct OAuth2Service: RemoteAuthService {
         if let scope, !scope.isEmpty {
             fields.append(("scope", scope.joined(separator: " ")))
         }
-        return try await requestTokens(fields: fields, expectedNonce: nil, isRefresh: true)
+        do {
+            return try await requestTokens(fields: fields, expectedNonce: nil, isRefresh: true)
+        } catch  where error.reason == .httpStatus(400) {
+            throw RemoteAuthError(.server(code: "invalid_grant"), statusCode: 400, retryAfter: error.retryAfter)
+        }
     }
 
     /// Revokes `token` at the revocation endpoint (RFC 7009).
@@ -364,7 +374,9 @@ public struct OAuth2Service: RemoteAuthService {
             () throws(RemoteAuthError) -> [String: JSONValue] in
             do throws(RemoteAuthError) {
                 return try HTTPExchange.jsonObject(from: try await send(request))
-            } catch  where error.serverCode == "invalid_token" {
+            } catch  where error.serverCode == "invalid_token" || error.reason == .httpStatus(401) {
+                // A 401 without a challenge (Glewlwyd's) refuses the token all the same (RFC 6750
+                // §3.1: the resource server's answer to a missing, expired or revoked token).
                 throw RemoteAuthError(.accessTokenRejected, statusCode: error.statusCode)
             }
         }

@@ -13,7 +13,13 @@ extension RealServerTests {
     /// stored token.
     @Suite struct DiscoveryCacheOnTheRealServer {
 
-        @Test func aRelaunchWithTheServerStoppedServesTheStoredToken() async throws {
+        @Test(
+            .enabled(
+                if: RealServer.kind != .glewlwyd,
+                "skipped against glewlwyd: it refuses a public client's password grant (403), the sign-in this test makes"
+            )
+        )
+        func aRelaunchWithTheServerStoppedServesTheStoredToken() async throws {
             let server = try RealServer.require()
             let issuer = URL(string: server.issuer)!
             let client = OAuth2Client(id: try #require(server.clients["passwordPublic"]).clientId)

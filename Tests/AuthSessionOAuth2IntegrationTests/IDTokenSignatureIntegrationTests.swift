@@ -30,12 +30,16 @@ extension RealServerTests {
                 #expect(service.configuration.jwksURI == jwks, "discovery took the metadata's jwks_uri")
                 let discoveredVerifier = try #require(service.signatureVerifier as? JSONWebKeySetVerifier)
 
-                // The password grant has no ID token; its refresh has one, returned only once verified.
+                // django-oauth-toolkit's password grant has no ID token and its refresh has one;
+                // Glewlwyd's the other way round. Either is returned only once verified.
                 let signedIn = try await RealServer.signIn(service)
                 let refreshed = try await service.refresh(try #require(signedIn.refreshToken), scope: nil)
-                let idToken = try #require(refreshed.idToken, "the refresh's ID token was refused")
-                #expect(refreshed.user?.identifier == "1")
-                #expect(refreshed.user?.email == server.user.email)
+                let answer = server.kind == .glewlwyd ? signedIn : refreshed
+                let idToken = try #require(answer.idToken, "the ID token was refused")
+                if server.kind == .djangoOAuthToolkit {
+                    #expect(refreshed.user?.identifier == "1")
+                }
+                #expect(answer.user?.email == server.user.email)
 
                 // Its header names one of the published keys, whose kid is the key's thumbprint.
                 let signed = try JSONWebSignature(compact: idToken)
@@ -43,7 +47,9 @@ extension RealServerTests {
                 let published = try await ServerSigningKeys.published()
                 let keyID = try #require(signed.keyID, "the server's ID tokens name their key")
                 #expect(published.contains { $0.keyID == keyID })
-                for key in published {
+                for key in published where server.kind == .djangoOAuthToolkit {
+                    // Glewlwyd's kid is a SHA-256 of the key's DER form, not RFC 7638's thumbprint:
+                    // nothing here depends on how a kid is made.
                     #expect(key.keyID == key.thumbprint, "kid is the RFC 7638 thumbprint")
                     #expect(key.algorithm == "RS256")
                 }
@@ -68,7 +74,7 @@ extension RealServerTests {
                 let tokens = try await codeFlow.obtainTokens(with: grant)
                 let signInToken = try #require(tokens.idToken)
                 #expect(try ServerSigningKeys.keyID(of: signInToken) == keyID)
-                #expect(tokens.user?.identifier == "1")
+                #expect(tokens.user?.identifier == (server.kind == .glewlwyd ? answer.user?.identifier : "1"))
 
                 try IDTokenSignatureReport.record(
                     "verified",
@@ -87,7 +93,7 @@ extension RealServerTests {
                 )
                 let signedIn = try await RealServer.signIn(service)
                 let refreshed = try await service.refresh(try #require(signedIn.refreshToken), scope: nil)
-                let real = try #require(refreshed.idToken)
+                let real = try #require(refreshed.idToken ?? signedIn.idToken)
                 let keyID = try #require(try ServerSigningKeys.keyID(of: real))
                 let serverKey = try #require(try await ServerSigningKeys.published().first { $0.keyID == keyID })
                 let secret = Array(serverKey.canonicalJSON.utf8)
@@ -119,7 +125,22 @@ extension RealServerTests {
                 // signature the keys fetched for it do not verify fails the refresh, although the
                 // server has rotated the refresh token; an algorithm the client does not verify
                 // cannot be checked, so the refresh keeps its tokens without that ID token.
-                for forgery in forgeries {
+                for forgery in forgeries where RealServer.kind == .glewlwyd {
+                    // Glewlwyd's refreshes carry no ID token; its sign-ins do, where any ID token
+                    // that cannot be verified fails the sign-in (nothing is spent by refusing it).
+                    let transport = WatchingTransport(jwksURL: jwks, forge: forgery.forge)
+                    let forgedService = try await ServerSigningKeys.discoveredService(
+                        role: "password",
+                        scope: ["openid", "read"],
+                        transport: transport
+                    )
+                    let error = await #expect(throws: RemoteAuthError.self, "\(forgery.name)") {
+                        try await RealServer.signIn(forgedService)
+                    }
+                    #expect(error?.reason == .invalidIDToken(forgery.refusal), "\(forgery.name)")
+                    #expect(error?.kind != .transient, "\(forgery.name)")
+                }
+                for forgery in forgeries where RealServer.kind == .djangoOAuthToolkit {
                     let transport = WatchingTransport(jwksURL: jwks, forge: forgery.forge)
                     let forgedService = try await ServerSigningKeys.discoveredService(
                         role: "password",
@@ -157,7 +178,8 @@ extension RealServerTests {
 
         /// One client object across a key rotation at the server. The verifier's cache runs on a
         /// manual clock, the service's ID-token time checks on the system clock.
-        @Test func aKeyRotationIsPickedUpByTheSameClient() async throws {
+        @Test(.enabled(if: RealServer.supports(.signingKeyRotation), RealServer.lacking(.signingKeyRotation)))
+        func aKeyRotationIsPickedUpByTheSameClient() async throws {
             try await withSafetyNet(120) {
                 let wall = ContinuousClock()
                 let started = wall.now

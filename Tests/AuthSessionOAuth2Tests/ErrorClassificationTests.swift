@@ -106,6 +106,23 @@ import Testing
         #expect(error?.kind == .transient, "refresh, do not sign out")
     }
 
+    @Test(
+        "userinfo's bare 401 (no challenge, as Glewlwyd answers) refuses the token: refresh, do not sign out; a bare 403 does not"
+    )
+    func bareUnauthorizedFromUserInfo() async throws {
+        let transport = StubTransport(OAuth2HTTPResponse(statusCode: 401))
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).userInfo(accessToken: Fixture.accessToken)
+        }
+        #expect(error?.reason == .accessTokenRejected)
+        #expect(error?.kind == .transient)
+        transport.answer { _ in .success(OAuth2HTTPResponse(statusCode: 403)) }
+        let forbidden = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).userInfo(accessToken: Fixture.accessToken)
+        }
+        #expect(forbidden?.reason == .httpStatus(403))
+    }
+
     @Test(arguments: [
         #"Bearer realm="api", error="invalid_token""#, #"Bearer error=invalid_token"#,
         #"Bearer Error="invalid_token", error_description="expired""#,
@@ -172,5 +189,46 @@ import Testing
             scope: nil
         )
         #expect(transport.requests.count == 1)
+    }
+}
+
+/// A refresh refused with a bare 400, as Glewlwyd refuses a spent, reused or revoked refresh token.
+@Suite("A refresh refused without an error object")
+struct BareRefreshRefusalTests {
+
+    @Test(
+        "a bare 400 to a refresh is invalid_grant, terminal, status 400; with an error object, the server's code stands"
+    )
+    func bareFourHundredToARefreshIsInvalidGrant() async throws {
+        let transport = StubTransport(OAuth2HTTPResponse(statusCode: 400))
+        let bare = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).refresh(Fixture.refreshToken, scope: nil)
+        }
+        #expect(bare?.serverCode == "invalid_grant")
+        #expect(bare?.kind == .terminal)
+        #expect(bare?.statusCode == 400)
+
+        transport.answer { _ in .success(Fixture.json(400, #"{"error":"invalid_request"}"#)) }
+        let named = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).refresh(Fixture.refreshToken, scope: nil)
+        }
+        #expect(named?.serverCode == "invalid_request")
+        #expect(named?.kind == .misconfiguration)
+    }
+
+    @Test("other bare answers keep their status: a 403 to a refresh, a 400 to a sign-in")
+    func otherBareAnswersKeepTheirStatus() async throws {
+        let transport = StubTransport(OAuth2HTTPResponse(statusCode: 403))
+        let forbidden = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).refresh(Fixture.refreshToken, scope: nil)
+        }
+        #expect(forbidden?.reason == .httpStatus(403))
+
+        transport.answer { _ in .success(OAuth2HTTPResponse(statusCode: 400)) }
+        let signIn = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).obtainTokens(with: .password(username: "u", password: "p"))
+        }
+        #expect(signIn?.reason == .httpStatus(400))
+        #expect(signIn?.kind == .misconfiguration)
     }
 }
