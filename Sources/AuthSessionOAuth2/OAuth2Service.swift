@@ -236,11 +236,13 @@ public struct OAuth2Service: RemoteAuthService {
     /// equal the session's: compare `IssuedTokens.user` with the session's user. The userinfo
     /// endpoint is not asked: the new tokens are never put at risk by a second request.
     ///
-    /// A refresh refused with a bare `400` (no error object: Glewlwyd answers a spent, reused or
-    /// revoked refresh token so) reads as `invalid_grant`, terminal: RFC 6749 §5.2 gives the token
+    /// A refresh refused with a bare `400`, an empty body (Glewlwyd answers a spent, reused or
+    /// revoked refresh token so), reads as `invalid_grant`, terminal: RFC 6749 §5.2 gives the token
     /// endpoint `400` for a request or grant it refuses, the same client's earlier refreshes show
     /// the request is well formed, and presenting the same token again cannot succeed (at Glewlwyd
-    /// any refused refresh spends it). The error's status stays `400`.
+    /// any refused refresh spends it). The error's status stays `400`. A `400` with a body that is
+    /// no error object (a proxy's HTML page: a request header too large, say) stays what it was,
+    /// `httpStatus(400)`: nothing says the token was refused.
     ///
     /// - Parameters:
     ///   - refreshToken: The refresh token.
@@ -252,11 +254,7 @@ public struct OAuth2Service: RemoteAuthService {
         if let scope, !scope.isEmpty {
             fields.append(("scope", scope.joined(separator: " ")))
         }
-        do {
-            return try await requestTokens(fields: fields, expectedNonce: nil, isRefresh: true)
-        } catch  where error.reason == .httpStatus(400) {
-            throw RemoteAuthError(.server(code: "invalid_grant"), statusCode: 400, retryAfter: error.retryAfter)
-        }
+        return try await requestTokens(fields: fields, expectedNonce: nil, isRefresh: true)
     }
 
     /// Revokes `token` at the revocation endpoint (RFC 7009).
@@ -435,6 +433,12 @@ public struct OAuth2Service: RemoteAuthService {
             )
             let sentAt = clock.now
             let response = try await send(request)
+            if isRefresh, response.statusCode == 400,
+                response.body.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) })
+            {
+                // A bare 400 to a refresh: the grant refused (see `refresh(_:scope:)`).
+                throw RemoteAuthError(.server(code: "invalid_grant"), statusCode: 400)
+            }
             let serverClockOffset = ServerClock.offset(
                 dateHeader: response.header("Date"),
                 sentAt: sentAt,

@@ -216,6 +216,24 @@ struct BareRefreshRefusalTests {
         #expect(named?.kind == .misconfiguration)
     }
 
+    @Test(
+        "a 400 to a refresh with a page that is no error object (a proxy's HTML) is no refused grant: the session is not ended for it"
+    )
+    func proxyPageIsNoRefusedGrant() async throws {
+        let transport = StubTransport(
+            OAuth2HTTPResponse(
+                statusCode: 400,
+                headers: ["Content-Type": "text/html"],
+                body: Data("<html><h1>400 Request Header Or Cookie Too Large</h1></html>".utf8)
+            )
+        )
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).refresh(Fixture.refreshToken, scope: nil)
+        }
+        #expect(error?.reason == .httpStatus(400))
+        #expect(error?.kind != .terminal)
+    }
+
     @Test("other bare answers keep their status: a 403 to a refresh, a 400 to a sign-in")
     func otherBareAnswersKeepTheirStatus() async throws {
         let transport = StubTransport(OAuth2HTTPResponse(statusCode: 403))
