@@ -9,14 +9,14 @@ import Testing
 @Suite("The server's clock, as the observer hears of it")
 struct ServerClockObservationTests {
 
-    @Test(
-        "a sign-in and a refresh whose answers show the server's clock off are each reported; the session's expiry is a duration from the device's now"
-    )
-    func offsetReportedExpiryUnchanged() async throws {
+    /// A started manager on a manual clock, its remote the in-process server behind `AdvRemote`,
+    /// its observer recording.
+    private func observedManager() -> (
+        ManualClock, InProcessAuthorizationServer, AdvRemote, RecordingObserver, ManagedSessionProvider
+    ) {
         let clock = ManualClock()
         let server = advServer(clock)
         let remote = AdvRemote(server)
-        remote.serverClockOffset = 600
         let observer = RecordingObserver()
         let provider = ManagedSessionProvider(
             store: MockSessionStore(),
@@ -30,6 +30,15 @@ struct ServerClockObservationTests {
             )
         )
         provider.initializeSessionProvider(for: AdvEventLog().proxy)
+        return (clock, server, remote, observer, provider)
+    }
+
+    @Test(
+        "a sign-in and a refresh whose answers show the server's clock off are each reported; the session's expiry is a duration from the device's now"
+    )
+    func offsetReportedExpiryUnchanged() async throws {
+        let (clock, server, remote, observer, provider) = observedManager()
+        remote.serverClockOffset = 600
         let session = try await provider.signIn(with: advGrant(advAda))
         #expect(session.expiresAt == clock.now.timeIntervalSince1970 + server.accessTokenLifetime)
         remote.serverClockOffset = -42.5
@@ -48,21 +57,7 @@ struct ServerClockObservationTests {
 
     @Test("answers that show no offset report none")
     func noOffsetNoObservation() async throws {
-        let clock = ManualClock()
-        let server = advServer(clock)
-        let observer = RecordingObserver()
-        let provider = ManagedSessionProvider(
-            store: MockSessionStore(),
-            remote: AdvRemote(server),
-            retryPolicy: .never,
-            clock: clock,
-            configuration: .init(
-                checksCredentialState: false,
-                activationSignal: ManualActivationSignal(),
-                observer: observer
-            )
-        )
-        provider.initializeSessionProvider(for: AdvEventLog().proxy)
+        let (_, _, _, observer, provider) = observedManager()
         _ = try await provider.signIn(with: advGrant(advAda))
         try await provider.refresh()
         await provider.waitUntilIdle()
