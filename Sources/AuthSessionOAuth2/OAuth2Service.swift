@@ -236,7 +236,7 @@ public struct OAuth2Service: RemoteAuthService {
     /// equal the session's: compare `IssuedTokens.user` with the session's user. The userinfo
     /// endpoint is not asked: the new tokens are never put at risk by a second request.
     ///
-    /// A refresh refused with a bare `400`, an empty body (Glewlwyd answers a spent, reused or
+    /// A refresh refused with a bare `400`, an empty body or only whitespace (Glewlwyd answers a spent, reused or
     /// revoked refresh token so), reads as `invalid_grant`, terminal: RFC 6749 §5.2 gives the token
     /// endpoint `400` for a request or grant it refuses, the same client's earlier refreshes show
     /// the request is well formed, and presenting the same token again cannot succeed (at Glewlwyd
@@ -370,11 +370,13 @@ public struct OAuth2Service: RemoteAuthService {
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         let object = try await withSecrets(of: [("access_token", accessToken)]) {
             () throws(RemoteAuthError) -> [String: JSONValue] in
+            let response = try await send(request)
+            if response.statusCode == 401, Self.refusesTheToken(challenge: response.header("WWW-Authenticate")) {
+                throw RemoteAuthError(.accessTokenRejected, statusCode: 401)
+            }
             do throws(RemoteAuthError) {
-                return try HTTPExchange.jsonObject(from: try await send(request))
-            } catch  where error.serverCode == "invalid_token" || error.reason == .httpStatus(401) {
-                // A 401 without a challenge (Glewlwyd's) refuses the token all the same (RFC 6750
-                // §3.1: the resource server's answer to a missing, expired or revoked token).
+                return try HTTPExchange.jsonObject(from: response)
+            } catch  where error.serverCode == "invalid_token" {
                 throw RemoteAuthError(.accessTokenRejected, statusCode: error.statusCode)
             }
         }
@@ -388,6 +390,18 @@ public struct OAuth2Service: RemoteAuthService {
             email: object["email"]?.stringValue,
             profile: profile
         )
+    }
+
+    /// Whether a 401 from userinfo with `challenge` refuses the access token: with no challenge
+    /// (Glewlwyd's bare 401) or with a `Bearer` challenge that names no error or `invalid_token`
+    /// (RFC 6750 §3.1). A challenge of another scheme (`Basic`, `Negotiate`: a proxy's, say), or a
+    /// `Bearer` one naming another error, says nothing about the token.
+    static func refusesTheToken(challenge: String?) -> Bool {
+        guard let challenge, !challenge.allSatisfy(\.isWhitespace) else { return true }
+        let scheme = challenge.drop { $0 == " " || $0 == "\t" }.prefix { $0 != " " && $0 != "\t" && $0 != "," }
+        guard scheme.lowercased() == "bearer" else { return false }
+        let error = HTTPExchange.bearerError(in: challenge)
+        return error == nil || error == "invalid_token"
     }
 
     // MARK: Plumbing
@@ -500,8 +514,8 @@ public struct OAuth2Service: RemoteAuthService {
     }
 
     /// The largest difference between the server's clock and this device's that a token answer's
-    /// `Date` header is believed to show: a day. Within it, an ID token's time claims (`iat`,
-    /// `exp`, `auth_time`) are checked on the server's clock, so a device clock minutes or hours
+    /// `Date` header is believed to show: a day. Within it, an ID token's time claims (`exp`,
+    /// `iat`, `nbf`) are checked on the server's clock, so a device clock minutes or hours
     /// off does not fail a sign-in; beyond it, the header is taken for a mistake and the device's
     /// clock is used, as without a header.
     public static let maximumServerClockOffset: TimeInterval = 86_400

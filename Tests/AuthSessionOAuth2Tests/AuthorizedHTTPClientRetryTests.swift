@@ -180,7 +180,7 @@ func withSafetyNetResult<T: Sendable>(
     _ body: @escaping @Sendable () async throws -> T
 ) async -> Result<T, any Error> {
     do {
-        return .success(try await withSafetyNet(60, body))
+        return .success(try await withSafetyNet(300, body))
     } catch {
         return .failure(error)
     }

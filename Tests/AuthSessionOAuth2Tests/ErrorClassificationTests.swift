@@ -1,3 +1,5 @@
+import AuthSession
+import AuthSessionMocks
 import AuthSessionOAuth2
 import AuthSessionProviders
 import Foundation
@@ -104,6 +106,43 @@ import Testing
         }
         #expect(error?.reason == .accessTokenRejected, "an expired access token is refused the same way")
         #expect(error?.kind == .transient, "refresh, do not sign out")
+    }
+
+    @Test(
+        "a 401 from userinfo refuses the token with no challenge or a Bearer one naming no other error; another scheme's challenge (a proxy's) does not",
+        arguments: [
+            (nil as String?, true), ("Bearer realm=\"api\"", true), ("Bearer error=\"invalid_token\"", true),
+            ("Basic realm=\"corporate-proxy\"", false), ("Negotiate", false),
+            ("Bearer error=\"insufficient_scope\"", false), ("Basic realm=\"x\", Bearer error=\"invalid_token\"", true),
+        ]
+    )
+    func userInfoChallenges(challenge: String?, refusesToken: Bool) async throws {
+        var headers: [String: String] = [:]
+        if let challenge { headers["WWW-Authenticate"] = challenge }
+        let transport = StubTransport(OAuth2HTTPResponse(statusCode: 401, headers: headers))
+        let error = await #expect(throws: RemoteAuthError.self) {
+            try await Fixture.service(transport).userInfo(accessToken: Fixture.accessToken)
+        }
+        #expect((error?.reason == .accessTokenRejected) == refusesToken, "\(String(describing: challenge))")
+    }
+
+    @Test("a credential check answered 401 with a proxy's Basic challenge is no revocation")
+    func credentialStateWithABasicChallenge() async throws {
+        var configuration = Fixture.configuration
+        configuration.endpoints.introspection = nil
+        let clock = ManualClock()
+        let transport = StubTransport(
+            OAuth2HTTPResponse(statusCode: 401, headers: ["WWW-Authenticate": "Basic realm=\"corporate-proxy\""])
+        )
+        let service = OAuth2Service(configuration: configuration, transport: transport, clock: clock)
+        let session = ManagedSession(
+            accessToken: Fixture.accessToken,
+            expiresAt: clock.now.timeIntervalSince1970 + 3_600,
+            issuedAt: clock.now.timeIntervalSince1970,
+            user: ManagedUser(identifier: "user-42")
+        )
+        let state = try? await service.credentialState(for: session)
+        #expect(state != CredentialState.revoked, "\(String(describing: state))")
     }
 
     @Test(
@@ -248,5 +287,31 @@ struct BareRefreshRefusalTests {
         }
         #expect(signIn?.reason == .httpStatus(400))
         #expect(signIn?.kind == .misconfiguration)
+    }
+}
+
+/// The safety net itself: it must fire over a wait that ignores cancellation, or a lost wake-up
+/// hangs the run instead of failing it.
+@Suite("The tests' safety net")
+struct SafetyNetTests {
+
+    @Test("a net fires over a wait that ignores cancellation (a continuation nobody resumes yet)")
+    func firesOverADeafWait() async throws {
+        let waiter = ConcurrencySafeContainer<CheckedContinuation<Void, Never>?>(nil)
+        let expired: Bool
+        do {
+            try await withSafetyNet(0.2) {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    waiter.withLock { $0 = continuation }
+                }
+            }
+            expired = false
+        } catch is SafetyNetExpired {
+            expired = true
+        }
+        #expect(expired)
+        // The body's wait ends now, after the net gave up on it.
+        try await waitUntil { waiter.withLock { $0 != nil } }
+        waiter.withLock { $0.take() }?.resume()
     }
 }

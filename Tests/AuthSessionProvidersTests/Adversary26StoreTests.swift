@@ -191,7 +191,7 @@ struct Adversary26CorruptTests {
             close(fd)
         }
         // Both hear the change; one sets the bytes aside, and the session is written back.
-        let restored = await eventually(10) {
+        let restored = await eventually(300) {
             guard let data = FileManager.default.contents(atPath: path), data.count > 100 else { return false }
             return !FileManager.default.fileExists(atPath: path + ".set-aside")
         }

@@ -107,7 +107,7 @@ private func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) 
         threads.append(thread)
         thread.start()
     }
-    if group.wait(timeout: .now() + 60) == .timedOut {
+    if group.wait(timeout: .now() + 300) == .timedOut {
         Issue.record("\(count) threads did not finish within 60 s")
     }
     withExtendedLifetime(threads) {}
@@ -618,7 +618,7 @@ struct KeychainSessionStoreTests {
             }
         }
         holder.start()
-        #expect(holding.wait(timeout: .now() + 60) == .success)
+        #expect(holding.wait(timeout: .now() + 300) == .success)
         do {
             _ = try store.load()
             Issue.record("corrupt bytes loaded")
@@ -649,7 +649,7 @@ struct KeychainSessionStoreTests {
             }
         }
         holder.start()
-        #expect(holding.wait(timeout: .now() + 60) == .success)
+        #expect(holding.wait(timeout: .now() + 300) == .success)
         #expect(throws: SessionStoreError.self) { try store.load() }
         try store.save(sampleSession(counter: 4))  // the user signs in meanwhile
         release.signal()

@@ -118,4 +118,40 @@ struct SystemTimersTests {
         #expect(fired.values.allSatisfy { $0.count == 1 })
         #expect(Set(fired.keys).isDisjoint(with: cancelled))
     }
+
+    @Test(
+        "a due timer whose action waits for a thread is still disarmed by cancel(): it runs only if cancel() says it was too late"
+    )
+    func cancelAfterTheFireBeforeTheActionStarts() {
+        let timers = SystemTimers()
+        let started = ConcurrencySafeContainer(false)
+        let stop = ConcurrencySafeContainer(false)
+        // The global queue's threads all busy: a due action waits for one.
+        for _ in 0..<16 { DispatchQueue.global().async { while !stop.withLock({ $0 }) {} } }
+        defer { stop.withLock { $0 = true } }
+        let timer = timers.schedule(afterNanoseconds: 0) { started.withLock { $0 = true } }
+        // Handed over (no longer a deadline), its action not yet taken up, or already run.
+        #expect(poll(30) { timers.pendingDeadlines == 0 })
+        let startedBefore = started.withLock { $0 }
+        let disarmed = timer.cancel()
+        stop.withLock { $0 = true }
+        #expect(disarmed || startedBefore, "cancel() said too late although the action had not started")
+        if disarmed {
+            // Whatever the queue does now, the action never runs: wait for the queue to drain.
+            let drained = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async { drained.signal() }
+            #expect(drained.wait(timeout: .now() + 300) == .success)
+            #expect(!started.withLock { $0 }, "a disarmed action ran")
+        }
+    }
+}
+
+/// Polls `condition` every 0.2 ms for at most `seconds` (a safety net), from a thread that may block.
+private func poll(_ seconds: TimeInterval, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        if Date() >= deadline { return false }
+        usleep(200)
+    }
+    return true
 }

@@ -25,9 +25,11 @@ package final class SystemTimers: Sendable {
         fileprivate let id: UInt64
         fileprivate let queue: SystemTimers
 
-        /// Disarms the timer: its action will not run (unless it already started). Idempotent.
+        /// Disarms the timer: its action will not run unless it already started (a due timer
+        /// whose action waits for a thread of the global queue is disarmed too). Idempotent.
         ///
-        /// - Returns: Whether this call disarmed it before its action started.
+        /// - Returns: Whether this call disarmed it before its action started: exactly one of
+        ///   this returning `true` and the action running happens.
         @discardableResult
         package func cancel() -> Bool {
             queue.cancel(id)
@@ -37,6 +39,10 @@ package final class SystemTimers: Sendable {
     private struct Entry {
         let deadline: UInt64
         let action: @Sendable () -> Void
+        /// Due, and handed to a global queue: it is no longer a deadline to schedule, and whoever
+        /// removes the entry first, the handed action or ``Timer/cancel()``, decides whether it
+        /// runs.
+        var isFiring = false
     }
 
     private struct State {
@@ -85,8 +91,11 @@ package final class SystemTimers: Sendable {
         return Timer(id: id, queue: self)
     }
 
-    /// The number of timers armed (for the tests).
+    /// The number of timers armed, due ones whose action has not started included (for the tests).
     package var armedCount: Int { state.withLock { $0.entries.count } }
+
+    /// The number of armed timers not yet due (for the tests).
+    package var pendingDeadlines: Int { state.withLock { $0.entries.values.filter { !$0.isFiring }.count } }
 
     private func cancel(_ id: UInt64) -> Bool {
         // Removed at once, with its action; the dispatch timer keeps its deadline, and a fire that
@@ -99,7 +108,7 @@ package final class SystemTimers: Sendable {
     /// the earliest deadline (a dispatch timer takes its last `schedule`).
     private func reschedule() {
         state.withLock { state in
-            let deadline = state.entries.values.lazy.map(\.deadline).min()
+            let deadline = state.entries.values.lazy.filter { !$0.isFiring }.map(\.deadline).min()
             state.armedDeadline = deadline
             source.timer.schedule(
                 deadline: deadline.map { DispatchTime(uptimeNanoseconds: $0) } ?? .distantFuture,
@@ -108,20 +117,24 @@ package final class SystemTimers: Sendable {
         }
     }
 
-    /// Runs every timer now due, each on a global queue, and schedules the next.
+    /// Hands every timer now due to a global queue, and schedules the next. A handed timer runs
+    /// only if it is still armed when a thread takes it up: a cancellation in between disarms it.
     private func fire() {
         let now = DispatchTime.now().uptimeNanoseconds
-        let due = state.withLock { state -> [@Sendable () -> Void] in
-            var due: [(deadline: UInt64, action: @Sendable () -> Void)] = []
-            for (id, entry) in state.entries where entry.deadline <= now {
-                due.append((entry.deadline, entry.action))
-                state.entries[id] = nil
+        let due = state.withLock { state -> [UInt64] in
+            var due: [(deadline: UInt64, id: UInt64)] = []
+            for (id, entry) in state.entries where !entry.isFiring && entry.deadline <= now {
+                due.append((entry.deadline, id))
+                state.entries[id]?.isFiring = true
             }
-            return due.sorted { $0.deadline < $1.deadline }.map(\.action)
+            return due.sorted { $0.deadline < $1.deadline }.map(\.id)
         }
         reschedule()
-        for action in due {
-            DispatchQueue.global().async(execute: action)
+        for id in due {
+            DispatchQueue.global().async { [weak self] in
+                guard let entry = self?.state.withLock({ $0.entries.removeValue(forKey: id) }) else { return }
+                entry.action()
+            }
         }
     }
 }

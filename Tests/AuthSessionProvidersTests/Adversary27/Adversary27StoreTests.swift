@@ -121,7 +121,7 @@ struct Adversary27StoreTests {
             }
             thread.start()
             #expect(
-                finished.wait(timeout: .now() + 30) == .success,
+                finished.wait(timeout: .now() + 300) == .success,
                 "the other thread's load blocked on the held access"
             )
         }
@@ -150,7 +150,7 @@ struct Adversary27StoreTests {
         }
         // The access is released. Another process takes it, and the file is unreadable meanwhile.
         let holder = Holder(otherProcess)
-        #expect(await onThread { holder.held.wait(timeout: .now() + 30) } == .success)
+        #expect(await onThread { holder.held.wait(timeout: .now() + 300) } == .success)
         Self.writeRaw(Self.garbage, in: folder)
         go.open()
         let found = await child.withLock { $0 }!.value
@@ -219,7 +219,7 @@ struct Adversary27StoreTests {
         }.start()
         #expect(await onThread { writerDone.wait(timeout: .now() + 300) } == .success)
         stop.withLock { $0 = true }
-        #expect(await onThread { readersDone.wait(timeout: .now() + 60) } == .success)
+        #expect(await onThread { readersDone.wait(timeout: .now() + 300) } == .success)
         let seen = failures.withLock { $0 }
         let signOuts = seen.filter { $0.hasPrefix("reader") }
         let lostWriteBacks = seen.filter { $0.hasPrefix("round") }

@@ -124,7 +124,7 @@ func storedSession(from tokens: IssuedTokens, for user: ManagedUser, at clock: M
 /// Waits until `condition` holds, yielding between looks; fails after `timeout` seconds (a safety
 /// net: the condition is what the test waits on).
 func waitUntil(
-    timeout: TimeInterval = 10,
+    timeout: TimeInterval = 300,
     _ condition: @Sendable () -> Bool,
     sourceLocation: SourceLocation = #_sourceLocation
 ) async throws {

@@ -8,17 +8,24 @@ import Testing
 
 /// Runs `body`, failing instead of hanging when it takes longer than `seconds`.
 private func withSafetyNet<T: Sendable>(
-    _ seconds: Double = 60,
+    _ seconds: Double = 300,
     _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
-            throw CancellationError()
+    // Not a task group, which would wait for a body that ignores cancellation (see the OAuth 2.0
+    // tests' `withSafetyNet`).
+    let outcome = ConcurrencySafeContainer<CheckedContinuation<T, any Error>?>(nil)
+    return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        outcome.withLock { $0 = continuation }
+        let task = Task {
+            let result: Result<T, any Error>
+            do { result = .success(try await body()) } catch { result = .failure(error) }
+            outcome.withLock { $0.take() }?.resume(with: result)
         }
-        defer { group.cancelAll() }
-        return try await group.next()!
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+            guard let continuation = outcome.withLock({ $0.take() }) else { return }
+            task.cancel()
+            continuation.resume(throwing: CancellationError())
+        }
     }
 }
 

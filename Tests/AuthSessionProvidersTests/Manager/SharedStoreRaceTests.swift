@@ -89,15 +89,15 @@ private func server(_ clock: ManualClock, namesUsers: Bool = true) -> InProcessA
     return server
 }
 
-/// Waits on a semaphore on a thread of its own, not one of Swift's pool; fails after 60 s (a
+/// Waits on a semaphore on a thread of its own, not one of Swift's pool; fails after 300 s (a
 /// safety net: under ThreadSanitizer, with the whole suite on 2 cores, a refresh can take seconds).
 private func wait(for semaphore: DispatchSemaphore) async throws {
     let signalled = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-        let thread = Thread { continuation.resume(returning: semaphore.wait(timeout: .now() + 60) == .success) }
+        let thread = Thread { continuation.resume(returning: semaphore.wait(timeout: .now() + 300) == .success) }
         thread.start()
     }
     guard signalled else {
-        Issue.record("not signalled within 60 s")
+        Issue.record("not signalled within 300 s")
         throw CancellationError()
     }
 }
@@ -286,7 +286,7 @@ struct SharedStoreRaceTests {
         }
         defer { second.cancel() }
         try FileSessionStore(directory: missing).save(sampleSession(1))
-        try await waitUntil(timeout: 5) { heard.withLock { $0 } }
+        try await waitUntil(timeout: 300) { heard.withLock { $0 } }
     }
     #endif
 }

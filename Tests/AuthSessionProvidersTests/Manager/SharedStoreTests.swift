@@ -270,7 +270,7 @@ struct SharedStoreTests {
         #expect(server.duplicatePresentations.isEmpty)
 
         try app.signout(with: nil)
-        try await waitUntil(timeout: 10) { extensionProcess.session == nil }
+        try await waitUntil(timeout: 300) { extensionProcess.session == nil }
     }
 
     @Test(

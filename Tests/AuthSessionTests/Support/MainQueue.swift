@@ -21,7 +21,7 @@ func drainMainQueue(times: Int) async {
 @discardableResult
 func until(
     _ model: ObservableAuthSession,
-    timeout: TimeInterval = 10,
+    timeout: TimeInterval = 300,
     _ condition: @escaping @MainActor (ObservableAuthSession) -> Bool
 ) async -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
