@@ -216,14 +216,32 @@ public final class AuthorizedHTTPClient: Sendable {
         return error == "invalid_token"
     }
 
+    /// Whether a 401 from the userinfo endpoint with `header` (its `WWW-Authenticate`, if any)
+    /// refuses the access token: with no challenge (Glewlwyd's bare 401) or with a `Bearer`
+    /// challenge naming no error or `invalid_token` (RFC 6750 §3.1). Stricter than
+    /// ``rejectsToken(_:)``, which also takes another scheme's challenge for a refusal (a wasted
+    /// refresh at worst): a credential check reads this answer as a revocation, so a proxy's
+    /// `Basic` or `Negotiate` challenge must not count.
+    static func userInfoRefusesToken(challengeHeader header: String?) -> Bool {
+        guard let header, !header.allSatisfy(\.isWhitespace) else { return true }
+        let bearer = bearerChallenge(in: header)
+        return bearer.isPresent && (bearer.error == nil || bearer.error == "invalid_token")
+    }
+
     /// The `error` parameter of the `Bearer` challenge in a `WWW-Authenticate` value, if any.
+    static func bearerError(inChallenges header: String) -> String? {
+        bearerChallenge(in: header).error
+    }
+
+    /// Whether a `WWW-Authenticate` value holds a `Bearer` challenge, and its `error` parameter.
     ///
     /// The value is a comma-separated list of challenges (`scheme`, then one space or more and a
     /// first parameter or a `token68`) and further parameters of the challenge before them
     /// (`name=value` or `name="quoted value"`, with optional spaces or tabs around `=`), RFC 9110
     /// §11.6.1 and §11.2. Scheme and parameter names are case-insensitive.
-    static func bearerError(inChallenges header: String) -> String? {
+    private static func bearerChallenge(in header: String) -> (isPresent: Bool, error: String?) {
         var scheme: Substring = ""
+        var isPresent = false
         for item in splitOutsideQuotes(header) {
             let item = item.drop(while: isOptionalWhiteSpace)
             let leading = item.prefix(while: isTokenCharacter)
@@ -236,13 +254,13 @@ public final class AuthorizedHTTPClient: Sendable {
                 // A new challenge, with no parameter or followed by its first one.
                 scheme = leading
             }
-            guard scheme.caseInsensitiveCompare("bearer") == .orderedSame,
-                let (name, value) = self.parameter(parameter),
-                name.caseInsensitiveCompare("error") == .orderedSame
+            guard scheme.caseInsensitiveCompare("bearer") == .orderedSame else { continue }
+            isPresent = true
+            guard let (name, value) = self.parameter(parameter), name.caseInsensitiveCompare("error") == .orderedSame
             else { continue }
-            return value
+            return (true, value)
         }
-        return nil
+        return (isPresent, nil)
     }
 
     /// The name and the value (unquoted) of `text`, an `auth-param`; `nil` for anything else (a

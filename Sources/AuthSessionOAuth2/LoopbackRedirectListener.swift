@@ -555,7 +555,12 @@ final class LoopbackListenerCore: Sendable {
                     kept.append(connection)
                 } else {
                     closeDescriptor(connection.fd)
-                    if connection.isFinal, let outcome { return outcome }
+                    if connection.isFinal, let outcome {
+                        // Out of the list the `defer` closes: closed twice, its number could be
+                        // another thread's file by then (a file store's folder, a socket).
+                        connections.removeAll { $0.fd == connection.fd }
+                        return outcome
+                    }
                 }
             }
             connections = kept

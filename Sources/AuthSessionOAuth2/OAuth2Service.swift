@@ -371,7 +371,9 @@ public struct OAuth2Service: RemoteAuthService {
         let object = try await withSecrets(of: [("access_token", accessToken)]) {
             () throws(RemoteAuthError) -> [String: JSONValue] in
             let response = try await send(request)
-            if response.statusCode == 401, Self.refusesTheToken(challenge: response.header("WWW-Authenticate")) {
+            if response.statusCode == 401,
+                AuthorizedHTTPClient.userInfoRefusesToken(challengeHeader: response.header("WWW-Authenticate"))
+            {
                 throw RemoteAuthError(.accessTokenRejected, statusCode: 401)
             }
             do throws(RemoteAuthError) {
@@ -390,18 +392,6 @@ public struct OAuth2Service: RemoteAuthService {
             email: object["email"]?.stringValue,
             profile: profile
         )
-    }
-
-    /// Whether a 401 from userinfo with `challenge` refuses the access token: with no challenge
-    /// (Glewlwyd's bare 401) or with a `Bearer` challenge that names no error or `invalid_token`
-    /// (RFC 6750 §3.1). A challenge of another scheme (`Basic`, `Negotiate`: a proxy's, say), or a
-    /// `Bearer` one naming another error, says nothing about the token.
-    static func refusesTheToken(challenge: String?) -> Bool {
-        guard let challenge, !challenge.allSatisfy(\.isWhitespace) else { return true }
-        let scheme = challenge.drop { $0 == " " || $0 == "\t" }.prefix { $0 != " " && $0 != "\t" && $0 != "," }
-        guard scheme.lowercased() == "bearer" else { return false }
-        let error = HTTPExchange.bearerError(in: challenge)
-        return error == nil || error == "invalid_token"
     }
 
     // MARK: Plumbing

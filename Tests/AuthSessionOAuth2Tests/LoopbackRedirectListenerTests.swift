@@ -1,3 +1,4 @@
+import AuthSession
 import AuthSessionOAuth2
 import AuthSessionProviders
 import Foundation
@@ -13,6 +14,37 @@ import Testing
     private static func request(for listener: LoopbackRedirectListener) throws -> AuthorizationRequest {
         try OAuth2Service(configuration: Fixture.configuration, transport: StubTransport(.init(statusCode: 500)))
             .authorizationRequest(redirectURI: listener.redirectURI)
+    }
+
+    /// A listener closes each descriptor once: a second close of a number another thread has
+    /// opened since closes that thread's file (seen as a file store's folder `fsync` failing with
+    /// EBADF in a full run). While 100 sign-ins end, another thread opens files and checks each
+    /// is still open before closing it.
+    @Test func noDescriptorIsClosedTwice() async throws {
+        let stop = ConcurrencySafeContainer(false)
+        let lost = ConcurrencySafeContainer(0)
+        let watcher = Thread {
+            while !stop.withLock({ $0 }) {
+                let fd = open("/dev/null", O_RDONLY)
+                guard fd >= 0 else { continue }
+                for _ in 0..<50 where fcntl(fd, F_GETFD) < 0 {
+                    lost.withLock { $0 += 1 }
+                    break
+                }
+                if fcntl(fd, F_GETFD) >= 0 { close(fd) }
+            }
+        }
+        watcher.start()
+        defer { stop.withLock { $0 = true } }
+        for _ in 0..<100 {
+            let listener = try LoopbackRedirectListener(timeout: 20)
+            let request = try Self.request(for: listener)
+            let waiting = Task { try await listener.waitForRedirect(answering: request) }
+            let reply = await RawHTTPClient.get(port: listener.port, "/callback?code=c&state=\(request.state)")
+            #expect(reply?.status == 200)
+            _ = try await waiting.value
+        }
+        #expect(lost.withLock { $0 } == 0, "a file of another thread was closed under it")
     }
 
     @Test func redirectURINamesTheBoundPort() async throws {

@@ -43,10 +43,8 @@ extension AuthSessionClock {
     /// - Throws: `CancellationError` if the task is cancelled first.
     public func sleep(until deadline: Date) async throws {
         try Task.checkCancellation()
-        let interval = deadline.timeIntervalSince(now)
-        guard interval > 0, interval.isFinite else { return }
-        // Capped so the conversion never overflows; a longer sleep is not a meaningful request.
-        let nanoseconds = UInt64(min(interval, 100 * 365 * 86_400) * 1_000_000_000)
+        let nanoseconds = SystemTimers.nanoseconds(fromSeconds: deadline.timeIntervalSince(now))
+        guard nanoseconds > 0 else { return }
         // Not `Task.sleep`: a cancelled one keeps its timer until the deadline on Linux.
         try await CancellableSleep.sleep(nanoseconds: nanoseconds)
     }

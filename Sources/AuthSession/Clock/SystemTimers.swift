@@ -79,7 +79,7 @@ package final class SystemTimers: Sendable {
     package func schedule(afterNanoseconds nanoseconds: UInt64, _ action: @escaping @Sendable () -> Void) -> Timer {
         let now = DispatchTime.now().uptimeNanoseconds
         // Capped so the sum never overflows: a century is no meaningful timer.
-        let deadline = now + min(nanoseconds, 100 * 365 * 86_400 * 1_000_000_000)
+        let deadline = now + min(nanoseconds, UInt64(Self.centurySeconds) * 1_000_000_000)
         let (id, rearm) = state.withLock { state -> (UInt64, Bool) in
             state.lastID += 1
             state.entries[state.lastID] = Entry(deadline: deadline, action: action)
@@ -90,6 +90,16 @@ package final class SystemTimers: Sendable {
         if rearm { reschedule() }
         return Timer(id: id, queue: self)
     }
+
+    /// `seconds` as nanoseconds of a monotonic sleep or timer: 0 for an interval that is not
+    /// positive or not finite, at most a century (no meaningful wait, and the product never
+    /// overflows).
+    package static func nanoseconds(fromSeconds seconds: TimeInterval) -> UInt64 {
+        guard seconds > 0, seconds.isFinite else { return 0 }
+        return UInt64(min(seconds, centurySeconds) * 1_000_000_000)
+    }
+
+    private static let centurySeconds: TimeInterval = 100 * 365 * 86_400
 
     /// The number of timers armed, due ones whose action has not started included (for the tests).
     package var armedCount: Int { state.withLock { $0.entries.count } }
@@ -121,13 +131,11 @@ package final class SystemTimers: Sendable {
     /// only if it is still armed when a thread takes it up: a cancellation in between disarms it.
     private func fire() {
         let now = DispatchTime.now().uptimeNanoseconds
+        // No order among them: the actions go to a concurrent queue.
         let due = state.withLock { state -> [UInt64] in
-            var due: [(deadline: UInt64, id: UInt64)] = []
-            for (id, entry) in state.entries where !entry.isFiring && entry.deadline <= now {
-                due.append((entry.deadline, id))
-                state.entries[id]?.isFiring = true
-            }
-            return due.sorted { $0.deadline < $1.deadline }.map(\.id)
+            let due = state.entries.filter { !$0.value.isFiring && $0.value.deadline <= now }.map(\.key)
+            for id in due { state.entries[id]?.isFiring = true }
+            return due
         }
         reschedule()
         for id in due {

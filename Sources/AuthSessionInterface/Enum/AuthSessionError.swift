@@ -94,7 +94,8 @@ extension AuthSessionError: CustomStringConvertible, CustomDebugStringConvertibl
         Mirror(self, children: ["description": description], displayStyle: .enum)
     }
 
-    private var caseName: String {
+    /// The case's name alone (the tests name recorded errors by it).
+    package var caseName: String {
         switch self {
         case .sessionMalformed: "sessionMalformed"
         case .sessionExpired: "sessionExpired"

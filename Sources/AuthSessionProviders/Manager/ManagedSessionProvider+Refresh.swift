@@ -274,9 +274,7 @@ extension ManagedSessionProvider {
                             counters.attempted()
                             return try await remote.refresh(refreshToken, scope: scope)
                         }
-                        if let offset = tokens.serverClockOffset {
-                            instrumentation.delivery.send(.serverClockOffset(offset))
-                        }
+                        instrumentation.issued(tokens)
                         return .success(tokens)
                     } catch {
                         return .failure(error.presenting(grantType: "refresh_token"))

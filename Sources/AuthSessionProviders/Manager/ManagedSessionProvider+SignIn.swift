@@ -94,9 +94,7 @@ extension ManagedSessionProvider {
         let tokens: IssuedTokens
         do throws(RemoteAuthError) {
             tokens = try await obtainTokens()
-            if let offset = tokens.serverClockOffset {
-                instrumentation.delivery.send(.serverClockOffset(offset))
-            }
+            instrumentation.issued(tokens)
         } catch {
             throw error.reason == .cancelled ? .cancelled : .remote(error.presenting(grantType: grantType))
         }

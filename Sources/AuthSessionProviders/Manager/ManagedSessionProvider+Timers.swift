@@ -30,8 +30,7 @@ extension ManagedSessionProvider {
         if clock is SystemClock {
             // The shared timers: arming starts no task and wakes no thread (a launch arms the
             // proactive refresh's timer). The interval is measured now, as the clock's sleep does.
-            let interval = date.timeIntervalSince(clock.now)
-            let nanoseconds = interval > 0 && interval.isFinite ? UInt64(min(interval, 100 * 365 * 86_400) * 1e9) : 0
+            let nanoseconds = SystemTimers.nanoseconds(fromSeconds: date.timeIntervalSince(clock.now))
             task = .shared(
                 SystemTimers.shared.schedule(afterNanoseconds: nanoseconds) { [weak self] in
                     guard let self else { return }

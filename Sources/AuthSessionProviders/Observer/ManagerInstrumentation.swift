@@ -16,6 +16,14 @@ final class ManagerInstrumentation: Sendable {
         delivery = ObservationDelivery(observer: observer)
     }
 
+    /// Tells the observer how far the server's clock was from this device's in a token answer,
+    /// when the answer showed a difference (a sign-in's or a refresh's).
+    func issued(_ tokens: IssuedTokens) {
+        if let offset = tokens.serverClockOffset {
+            delivery.send(.serverClockOffset(offset))
+        }
+    }
+
     /// One event of the outbox, with the runtime session as it was when the event was queued,
     /// and, for a sign-out the provider queued, what it recorded when it decided it.
     func published(_ event: AuthSessionEvent, session: ManagedSession?, signOut: QueuedSignOut? = nil) {

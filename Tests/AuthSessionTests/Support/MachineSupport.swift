@@ -50,25 +50,6 @@ extension SessionNotification {
     }
 }
 
-extension AuthSessionError {
-
-    /// The case name alone, from the case itself: the model-based runs name every recorded
-    /// callback after every input, and the description redacts every secret the whole test process
-    /// registered (a scan that grows with the suites running beside it).
-    var caseName: String {
-        switch self {
-        case .sessionMalformed: "sessionMalformed"
-        case .sessionExpired: "sessionExpired"
-        case .networkFailure: "networkFailure"
-        case .biometricAuthFailure: "biometricAuthFailure"
-        case .userUpdateFailure: "userUpdateFailure"
-        case .signingInFailure: "signingInFailure"
-        case .signingOutFailure: "signingOutFailure"
-        case .sessionFetchFailed: "sessionFetchFailed"
-        }
-    }
-}
-
 extension Array where Element == SessionAction {
     var summaries: [String] { map(\.summary) }
 }
